@@ -1,0 +1,22 @@
+"""mbserve's numeric core: an Exudyn-compatible rigid multibody solver.
+
+A model document (SPEC section 1) goes in, a results document (SPEC section 4) comes out.
+Pure numpy/scipy/sympy/pydantic: no web, queue or database imports.
+"""
+from .api import (
+    ModelInvalid,
+    Problem,
+    Results,
+    SensorSeries,
+    SimulationCanceled,
+    Validation,
+    merge_settings,
+    run_document,
+    simulate,
+    validate_document,
+)
+
+__all__ = [
+    "ModelInvalid", "Problem", "Results", "SensorSeries", "SimulationCanceled", "Validation",
+    "merge_settings", "run_document", "simulate", "validate_document",
+]

@@ -1,0 +1,12 @@
+"""Item types, one module each; the registries below are what the system compiles.
+
+Each group handles all items of its type at once (vectorized). Constraint groups provide
+`evaluate(kin, velocity_level) -> (g, C)` with index arrays `ae`, `cols`, `active`; force
+groups provide `generalized(kin)` and `jacobian_values(kin)`; both provide `output(...)`.
+"""
+from .joint_prismatic_x import JointPrismaticX
+from .joint_revolute_z import JointRevoluteZ
+from .spring_damper import CartesianSpringDampers, SpringDampers
+
+CONSTRAINT_GROUPS = [JointPrismaticX, JointRevoluteZ]
+FORCE_GROUPS = [SpringDampers, CartesianSpringDampers]

@@ -1,0 +1,132 @@
+"""Shared machinery of joints between two rigid-body markers, vectorized over all joints of a type.
+
+A joint type is a list of scalar constraint rows, each one of
+    ("t", k)      k-th axis of joint frame J0 times Δp        (translation in J0 axes)
+    ("tg", k)     k-th global component of Δp                 (translation in global axes)
+    ("r", i, j)   i-th axis of J0 times j-th axis of J1       (relative rotation)
+with Δp = p_m1 - p_m0. Index-2 (velocity-level) forms are their exact time derivatives.
+Jacobians use the marker Jacobians J (position) and Γ (rotation) and δa = (Γ δq) × a for a
+frame axis a, as Exudyn does (exact for unit Euler parameters).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+ROT_OUTPUTS = ("Position", "Velocity", "DisplacementLocal", "VelocityLocal", "Rotation", "AngularVelocityLocal",
+               "ForceLocal", "TorqueLocal", "HomogeneousTransformation", "HomogeneousTransformationLocal")
+
+
+class JointFrames:
+    """Joint frames J0/J1 (marker frame times rotationMarker0/1) and relative motion."""
+
+    def __init__(self, kin, m0, m1, R0, R1):
+        self.A0 = kin.rot[m0] @ R0
+        self.A1 = kin.rot[m1] @ R1
+        self.p0, self.p1 = kin.pos[m0], kin.pos[m1]
+        self.dp = self.p1 - self.p0
+        self.dv = kin.vel[m1] - kin.vel[m0]
+        self.w0, self.w1 = kin.omega[m0], kin.omega[m1]
+        self.J0, self.J1 = kin.Jpos[m0], kin.Jpos[m1]
+        self.G0, self.G1 = kin.Jrot[m0], kin.Jrot[m1]
+
+
+def _dot(a, b):
+    return np.einsum("ni,ni->n", a, b)
+
+
+def _rowvec(a, J):
+    """aᵀ J per item: (n,3),(n,3,7) -> (n,7)."""
+    return np.einsum("ni,nij->nj", a, J)
+
+
+def constraint_row(fr: JointFrames, spec: tuple, velocity_level: bool):
+    """(g (n,), C (n,14)) of one row kind for all joints."""
+    kind = spec[0]
+    n = len(fr.dp)
+    C = np.zeros((n, 14))
+    if kind == "tg":
+        k = spec[1]
+        C[:, :7] = -fr.J0[:, k, :]
+        C[:, 7:] = fr.J1[:, k, :]
+        g = fr.dv[:, k] if velocity_level else fr.dp[:, k]
+    elif kind == "t":
+        a = fr.A0[:, :, spec[1]]
+        C[:, :7] = -_rowvec(a, fr.J0) + _rowvec(np.cross(a, fr.dp), fr.G0)
+        C[:, 7:] = _rowvec(a, fr.J1)
+        g = _dot(a, fr.dv) + _dot(np.cross(fr.w0, a), fr.dp) if velocity_level else _dot(a, fr.dp)
+    else:
+        a, b = fr.A0[:, :, spec[1]], fr.A1[:, :, spec[2]]
+        w = np.cross(a, b)
+        C[:, :7] = _rowvec(w, fr.G0)
+        C[:, 7:] = -_rowvec(w, fr.G1)
+        g = _dot(np.cross(fr.w0, a), b) + _dot(a, np.cross(fr.w1, b)) if velocity_level else _dot(a, b)
+    return g, C
+
+
+class FrameJointGroup:
+    """All joints of one type: the rows of `ROWS`, vectorized over the joints."""
+    OBJECT_TYPE = ""
+    ROWS: tuple = ()
+
+    def __init__(self, system):
+        doc = system.loaded.document
+        ref = system.loaded.ref
+        self.system = system
+        self.objects = [i for i, o in enumerate(doc.objects) if o.objectType == self.OBJECT_TYPE]
+        n = self.size = len(self.objects)
+        ms = np.array([ref("objects", i, "markerNumbers") for i in self.objects], dtype=int).reshape(n, 2)
+        self.m0, self.m1 = ms[:, 0], ms[:, 1]
+        self.R0 = np.array([getattr(doc.objects[i], "rotationMarker0", np.eye(3)) for i in self.objects],
+                           float).reshape(n, 3, 3)
+        self.R1 = np.array([getattr(doc.objects[i], "rotationMarker1", np.eye(3)) for i in self.objects],
+                           float).reshape(n, 3, 3)
+        self.active = np.array([doc.objects[i].activeConnector for i in self.objects], dtype=bool)
+        self.rows = self.row_specs(doc)
+        self.row_levels = np.zeros(len(self.rows), dtype=int)
+        self.ae = system.allocate_ae(n * len(self.rows)).reshape(n, len(self.rows))
+        self.cols = np.concatenate([system.mcols[self.m0], system.mcols[self.m1]], axis=1) if n \
+            else np.zeros((0, 14), int)
+
+    def row_specs(self, doc) -> tuple:
+        return self.ROWS
+
+    def frames(self, kin) -> JointFrames:
+        return JointFrames(kin, self.m0, self.m1, self.R0, self.R1)
+
+    def evaluate(self, kin, velocity_level: bool):
+        fr = self.frames(kin)
+        parts = [constraint_row(fr, spec, velocity_level) for spec in self.rows]
+        g = np.stack([p[0] for p in parts], axis=1)
+        C = np.stack([p[1] for p in parts], axis=1)
+        return g, C
+
+    # ---------------------------------------------------------------- output variables
+    def frame_output(self, kin, k: int, var: str):
+        """The kinematic outputs shared by JointPrismaticX, JointRevoluteZ and JointGeneric."""
+        from ..rotations import tait_bryan_xyz
+        sl = slice(k, k + 1)
+        fr = JointFrames(kin, self.m0[sl], self.m1[sl], self.R0[sl], self.R1[sl])
+        A0, A1 = fr.A0[0], fr.A1[0]
+        if var == "Position":
+            return fr.p0[0]
+        if var == "Velocity":
+            return kin.vel[self.m0[k]]
+        if var == "DisplacementLocal":
+            return A0.T @ fr.dp[0]
+        if var == "VelocityLocal":
+            return A0.T @ fr.dv[0]
+        if var == "Rotation":
+            return tait_bryan_xyz(A0.T @ A1)
+        if var == "AngularVelocityLocal":
+            return A0.T @ (fr.w1[0] - fr.w0[0])
+        if var == "HomogeneousTransformation":
+            return _ht(A0, fr.p0[0])
+        if var == "HomogeneousTransformationLocal":
+            return _ht(A0.T @ A1, A0.T @ fr.dp[0])
+        raise KeyError(var)
+
+
+def _ht(rot, pos) -> np.ndarray:
+    h = np.eye(4)
+    h[:3, :3], h[:3, 3] = rot, pos
+    return h.ravel()

@@ -1,0 +1,24 @@
+"""ObjectJointPrismaticX: free sliding along the x axis of joint frame J0.
+
+g = [y0ᵀΔp, z0ᵀΔp, z0ᵀy1, z0ᵀx1, x0ᵀy1]; ForceLocal = [0, λ0, λ1], TorqueLocal = [λ2, λ3, λ4]
+(raw multipliers, as Exudyn reports them). A motion on the joint adds its force along x.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .frame_joint import ROT_OUTPUTS, FrameJointGroup
+
+
+class JointPrismaticX(FrameJointGroup):
+    OBJECT_TYPE = "JointPrismaticX"
+    ROWS = (("t", 1), ("t", 2), ("r", 2, 1), ("r", 2, 0), ("r", 0, 1))
+    OUTPUTS = ROT_OUTPUTS
+    FREE_AXIS = ("t", 0)  # the coordinate a motion prescribes: x0ᵀΔp
+
+    def output(self, kin, k: int, var: str, lam: np.ndarray, motion_force: float):
+        if var == "ForceLocal":
+            return np.array([motion_force, lam[0], lam[1]])
+        if var == "TorqueLocal":
+            return lam[2:5].copy()
+        return self.frame_output(kin, k, var)

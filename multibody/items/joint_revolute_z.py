@@ -1,0 +1,24 @@
+"""ObjectJointRevoluteZ: free rotation about the z axis of joint frame J0.
+
+g = [Δp (global, 3 rows), z0ᵀx1, z0ᵀy1]; ForceLocal = [λ0, λ1, λ2] (global components, as in
+Exudyn), TorqueLocal = [λ3, λ4, 0] plus a motion's torque about z.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .frame_joint import ROT_OUTPUTS, FrameJointGroup
+
+
+class JointRevoluteZ(FrameJointGroup):
+    OBJECT_TYPE = "JointRevoluteZ"
+    ROWS = (("tg", 0), ("tg", 1), ("tg", 2), ("r", 2, 0), ("r", 2, 1))
+    OUTPUTS = ROT_OUTPUTS
+    FREE_AXIS = ("angle", 2)
+
+    def output(self, kin, k: int, var: str, lam: np.ndarray, motion_force: float):
+        if var == "ForceLocal":
+            return lam[0:3].copy()
+        if var == "TorqueLocal":
+            return np.array([lam[3], lam[4], motion_force])
+        return self.frame_output(kin, k, var)

@@ -1,0 +1,48 @@
+"""Loads: ForceVector, TorqueVector, MassProportional, Coordinate — Q = Jᵀ·load, vectorized per type."""
+from __future__ import annotations
+
+import numpy as np
+
+
+class Loads:
+    def __init__(self, system):
+        doc = system.loaded.document
+        self.system = system
+        ref = system.loaded.ref
+        by_type: dict[str, list[int]] = {}
+        for i, load in enumerate(doc.loads):
+            by_type.setdefault(load.loadType, []).append(i)
+        self.groups = {}
+        for t, idx in by_type.items():
+            markers = np.array([ref("loads", i, "markerNumber") for i in idx], dtype=int)
+            if t == "Coordinate":
+                value = np.array([doc.loads[i].load for i in idx], float)
+            else:
+                value = np.array([doc.loads[i].loadVector for i in idx], float)
+            body_fixed = np.array([getattr(doc.loads[i], "bodyFixed", False) for i in idx], dtype=bool)
+            self.groups[t] = (np.array(idx), markers, value, body_fixed)
+
+    def vectors(self, kin, load_type: str, load_factor: float = 1.0) -> np.ndarray:
+        """The applied load vectors of one type in global coordinates (body-fixed ones rotated
+        by the marker frame, including its localHT rotation, as Exudyn does)."""
+        _, markers, value, body_fixed = self.groups[load_type]
+        if load_type in ("ForceVector", "TorqueVector"):
+            rotated = np.einsum("nij,nj->ni", kin.rot[markers], value)
+            value = np.where(body_fixed[:, None], rotated, value)
+        return load_factor * value
+
+    def generalized(self, kin, load_factor: float = 1.0) -> np.ndarray:
+        s = self.system
+        f = np.zeros(s.n2)
+        for t, (_, markers, _, _) in self.groups.items():
+            vec = self.vectors(kin, t, load_factor)
+            if t == "ForceVector":
+                f += s.scatter(s.mcols[markers], np.einsum("nij,ni->nj", kin.Jpos[markers], vec))
+            elif t == "TorqueVector":
+                f += s.scatter(s.mcols[markers], np.einsum("nij,ni->nj", kin.Jrot[markers], vec))
+            elif t == "MassProportional":
+                f += s.scatter(s.mcols[markers], s.mweight[markers, None]
+                               * np.einsum("nij,ni->nj", kin.Jpos[markers], vec))
+            else:
+                f += s.scatter(s.mcoord[markers], vec)
+        return f

@@ -1,0 +1,183 @@
+"""Prescribed motions (Simbody's Motion) on the free coordinate of a JointPrismaticX (sliding
+x0ᵀΔp) or JointRevoluteZ (angle of x1 about z0): one constraint row per motion.
+
+    Position level      q_j(q) - q(t) = 0          (index 2: u_j - q̇(t) = 0)
+    Velocity level      u_j(q, v) - u(t, q_j) = 0   (nonholonomic)
+    Acceleration level  u̇_j(q, v, a) - u̇(t, q_j, u_j) = 0
+The multiplier λ is the generalized force the motion applies: -λ along the axis on marker 1's
+body (the Motion sensor's Force), +λ in the joint's ForceLocal/TorqueLocal, as for its other axes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .frame_joint import JointFrames, constraint_row
+
+LEVELS = {"Position": 0, "Velocity": 1, "Acceleration": 2}
+
+
+def _wrap(x):
+    return (x + np.pi) % (2 * np.pi) - np.pi
+
+
+class Motions:
+    def __init__(self, system):
+        self.system = system
+        doc = system.loaded.document
+        bound = [(k, law, joint) for k, (law, joint) in enumerate(system.loaded.motions) if not law.is_free]
+        n = self.size = len(bound)
+        self.index = [k for k, _, _ in bound]
+        self.laws = [law for _, law, _ in bound]
+        self.joints = [joint for _, _, joint in bound]
+        self.revolute = np.array([doc.objects[j].objectType == "JointRevoluteZ" for j in self.joints], dtype=bool)
+        ref = system.loaded.ref
+        ms = np.array([ref("objects", j, "markerNumbers") for j in self.joints], dtype=int).reshape(n, 2)
+        self.m0, self.m1 = ms[:, 0], ms[:, 1]
+        self.R0 = np.array([doc.objects[j].rotationMarker0 for j in self.joints], float).reshape(n, 3, 3)
+        self.R1 = np.array([doc.objects[j].rotationMarker1 for j in self.joints], float).reshape(n, 3, 3)
+        self.row_levels = np.array([LEVELS[law.level] for law in self.laws], dtype=int).reshape(n, 1)
+        self.active = np.ones(n, dtype=bool)
+        self.ae = system.allocate_ae(n).reshape(n, 1)
+        self.cols = np.concatenate([system.mcols[self.m0], system.mcols[self.m1]], axis=1) if n \
+            else np.zeros((0, 14), int)
+        self.by_joint = {j: r for r, j in enumerate(self.joints)}
+        self.by_motion = {k: r for r, k in enumerate(self.index)}
+
+    # ------------------------------------------------------------------ joint coordinate
+    def coordinate(self, kin):
+        """(q_j, u_j, C) of every motion's joint: sliding or angle, its rate, its Jacobian (n,14)."""
+        fr = JointFrames(kin, self.m0, self.m1, self.R0, self.R1)
+        qj, C = constraint_row(fr, ("t", 0), False)
+        uj, _ = constraint_row(fr, ("t", 0), True)
+        if self.revolute.any():
+            x0, y0, z0, x1 = fr.A0[:, :, 0], fr.A0[:, :, 1], fr.A0[:, :, 2], fr.A1[:, :, 0]
+            angle = np.arctan2(np.einsum("ni,ni->n", y0, x1), np.einsum("ni,ni->n", x0, x1))
+            rate = np.einsum("ni,ni->n", z0, fr.w1 - fr.w0)
+            Cr = np.concatenate([-np.einsum("ni,nij->nj", z0, fr.G0), np.einsum("ni,nij->nj", z0, fr.G1)], axis=1)
+            rev = self.revolute
+            qj, uj = np.where(rev, angle, qj), np.where(rev, rate, uj)
+            C = np.where(rev[:, None], Cr, C)
+        return qj, uj, C
+
+    def joint_acceleration(self, kin, a: np.ndarray, C: np.ndarray) -> np.ndarray:
+        """u̇_j = C a + (∂u_j/∂q) v, the second term by a central difference along v."""
+        s = self.system
+        q, v = kin.q[:-1], kin.v[:-1]
+        eps = 1e-6 / max(1.0, float(np.abs(v).max(initial=0.0)))
+        up = self.coordinate(s.kinematics(kin.t, q + eps * v, v))[1]
+        um = self.coordinate(s.kinematics(kin.t, q - eps * v, v))[1]
+        ax = np.append(a, 0.0)[self.cols]
+        return np.einsum("nc,nc->n", C, ax) + (up - um) / (2 * eps)
+
+    def evaluate(self, kin, velocity_level: bool):
+        t = kin.t
+        qj, uj, C = self.coordinate(kin)
+        g = np.zeros(self.size)
+        udot_j = None
+        for r, law in enumerate(self.laws):
+            level = self.row_levels[r, 0]
+            if level == 0:
+                if velocity_level:
+                    g[r] = uj[r] - law.qd(t)
+                else:
+                    d = qj[r] - law.q(t)
+                    g[r] = _wrap(d) if self.revolute[r] else d
+            elif level == 1:
+                g[r] = uj[r] - law.u(t, qj[r])
+            else:
+                if udot_j is None:
+                    udot_j = self.joint_acceleration(kin, getattr(kin, "a", np.zeros(len(kin.q) - 1)), C)
+                g[r] = udot_j[r] - law.udot(t, qj[r], uj[r])
+        return g[:, None], C[:, None, :]
+
+    # ------------------------------------------------------------------ solver hooks
+    def joint_force(self, joint: int, lam: np.ndarray) -> float:
+        r = self.by_joint.get(joint)
+        return 0.0 if r is None else float(lam[self.ae[r, 0]])
+
+    def output(self, motion: int, var: str, kin, a: np.ndarray, lam: np.ndarray):
+        r = self.by_motion.get(motion)
+        if r is None:  # a Free motion: the coordinate follows the forces, no force applied
+            return self._free_output(motion, var, kin, a)
+        qj, uj, C = self.coordinate(kin)
+        if var == "Coordinate":
+            law = self.laws[r]
+            if self.revolute[r] and law.level == "Position":  # continuous angle, not wrapped
+                return [law.q(kin.t) + _wrap(qj[r] - law.q(kin.t))]
+            return [qj[r]]
+        if var == "Coordinate_t":
+            return [uj[r]]
+        if var == "Coordinate_tt":
+            return [self.joint_acceleration(kin, a, C)[r]]
+        return [-lam[self.ae[r, 0]]]
+
+    def _free_output(self, motion: int, var: str, kin, a):
+        if var == "Force":
+            return [0.0]
+        law, joint = self.system.loaded.motions[motion]
+        tmp = _SingleJoint(self.system, joint)
+        qj, uj, C = tmp.coordinate(kin)
+        return [{"Coordinate": qj, "Coordinate_t": uj}.get(var, None)[0]] if var != "Coordinate_tt" \
+            else [tmp.joint_acceleration(kin, a, C)[0]]
+
+    def make_consistent(self, q: np.ndarray, v: np.ndarray, t: float):
+        """Project an initial state that violates position/velocity motions onto them (least
+        change, all constraints kept), as Simbody's assembly does; warnings give the size."""
+        if not self.size:
+            return q, v, []
+        s = self.system
+        warnings = []
+        q, v = q.copy(), v.copy()
+        pos_rows = [r for r in range(self.size) if self.row_levels[r, 0] == 0]
+        vel_rows = [r for r in range(self.size) if self.row_levels[r, 0] <= 1]
+        dq_total = np.zeros_like(q)
+        for _ in range(20):
+            kin = s.kinematics(t, q, v)
+            g, C = self._stacked(kin, False)
+            if np.abs(g).max(initial=0.0) < 1e-13:
+                break
+            dq = np.linalg.lstsq(C, -g, rcond=None)[0]
+            q += dq
+            dq_total += dq
+        if pos_rows and np.abs(dq_total).max() > 1e-12:
+            warnings.append(self._warning(pos_rows, "position", float(np.linalg.norm(dq_total))))
+        kin = s.kinematics(t, q, v)
+        g, C = self._stacked(kin, True)
+        if vel_rows and np.abs(g).max(initial=0.0) > 1e-12:
+            dv = np.linalg.lstsq(C, -g, rcond=None)[0]
+            v += dv
+            warnings.append(self._warning(vel_rows, "velocity", float(np.linalg.norm(dv))))
+        return q, v, warnings
+
+    def _stacked(self, kin, velocity_level: bool):
+        """All active position-level rows (velocity forms if asked) and velocity motions, dense."""
+        s = self.system
+        rows_g, rows_C = [], []
+        for g_, gv, C in s.constraint_values(kin, velocity_level):
+            keep = (np.broadcast_to(g_.row_levels, g_.ae.shape) <= int(velocity_level)) & g_.active[:, None]
+            for i, r in zip(*np.nonzero(keep)):
+                row = np.zeros(s.n2 + 1)
+                np.add.at(row, g_.cols[i], C[i, r])
+                rows_g.append(gv[i, r])
+                rows_C.append(row[:-1])
+        return np.array(rows_g), np.array(rows_C).reshape(len(rows_g), s.n2)
+
+    def _warning(self, rows, what, size):
+        names = [self.system.loaded.names["motions"][self.index[r]] for r in rows]
+        return {"code": "InitialStateCorrected", "item": names[0],
+                "message": f"the initial {what} violated the prescribed motion(s) {', '.join(names)}; "
+                           f"corrected by {size:.3g} (norm of the coordinate change)"}
+
+
+class _SingleJoint(Motions):
+    """The joint coordinate of one joint without a motion row (for Free motions' sensors)."""
+
+    def __init__(self, system, joint):  # noqa: D107 - deliberately not calling Motions.__init__
+        doc = system.loaded.document
+        self.system = system
+        m = system.loaded.ref("objects", joint, "markerNumbers")
+        self.m0, self.m1 = np.array([m[0]]), np.array([m[1]])
+        self.R0 = np.array([doc.objects[joint].rotationMarker0], float)
+        self.R1 = np.array([doc.objects[joint].rotationMarker1], float)
+        self.revolute = np.array([doc.objects[joint].objectType == "JointRevoluteZ"])
+        self.cols = np.concatenate([system.mcols[self.m0], system.mcols[self.m1]], axis=1)

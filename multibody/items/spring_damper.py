@@ -1,0 +1,132 @@
+"""ObjectConnectorSpringDamper: f = k(L - L0) + d(eᵀΔv - v_off) + f_a along e = Δp/L.
+
+Generalized forces +J0ᵀ(f e) on marker 0 and -J1ᵀ(f e) on marker 1 (f > 0: tension).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class TwoMarkerForceGroup:
+    """Connectors that apply F to marker 0 and -F to marker 1 (position markers)."""
+    OBJECT_TYPE = ""
+
+    def __init__(self, system):
+        doc = system.loaded.document
+        self.system = system
+        self.objects = [i for i, o in enumerate(doc.objects) if o.objectType == self.OBJECT_TYPE]
+        n = self.size = len(self.objects)
+        ms = np.array([system.loaded.ref("objects", i, "markerNumbers") for i in self.objects], dtype=int)
+        ms = ms.reshape(n, 2)
+        self.m0, self.m1 = ms[:, 0], ms[:, 1]
+        self.items = [doc.objects[i] for i in self.objects]
+        self.active = np.array([o.activeConnector for o in self.items], dtype=bool)
+        self.cols = np.concatenate([system.mcols[self.m0], system.mcols[self.m1]], axis=1) if n \
+            else np.zeros((0, 14), int)
+
+    def param(self, name: str) -> np.ndarray:
+        return np.array([getattr(o, name) for o in self.items], float)
+
+    def relative(self, kin):
+        return kin.pos[self.m1] - kin.pos[self.m0], kin.vel[self.m1] - kin.vel[self.m0]
+
+    def d_relative(self, kin) -> np.ndarray:
+        """Jd = [-J0, J1] (n,3,14): δΔp = Jd δq."""
+        return np.concatenate([-kin.Jpos[self.m0], kin.Jpos[self.m1]], axis=2)
+
+    def generalized(self, kin) -> np.ndarray:
+        F = self.force(kin) * self.active[:, None]
+        return self.system.scatter(self.cols, -np.einsum("nij,ni->nj", self.d_relative(kin), F))
+
+    def jacobian_pattern(self):
+        from .bodies import _block_pattern
+        return _block_pattern(self.cols)
+
+    def jacobian_values(self, kin):
+        """∂f/∂q, ∂f/∂v of the generalized forces (n,14,14), marker Jacobians held fixed."""
+        Jd = self.d_relative(kin)
+        K, D = self.force_derivatives(kin)
+        act = self.active[:, None, None]
+        dq = -np.einsum("nai,nab,nbj->nij", Jd, K, Jd) * act
+        dv = -np.einsum("nai,nab,nbj->nij", Jd, D, Jd) * act
+        return dq, dv
+
+
+class SpringDampers(TwoMarkerForceGroup):
+    OBJECT_TYPE = "ConnectorSpringDamper"
+    OUTPUTS = ("Distance", "Displacement", "Velocity", "Force")
+
+    def __init__(self, system):
+        super().__init__(system)
+        self.k, self.d = self.param("stiffness"), self.param("damping")
+        self.L0, self.fa, self.voff = self.param("referenceLength"), self.param("force"), self.param("velocityOffset")
+
+    def _geometry(self, kin):
+        dp, dv = self.relative(kin)
+        L = np.linalg.norm(dp, axis=1)
+        vn = np.linalg.norm(dv, axis=1)
+        safe = np.where(L > 0, L, 1.0)[:, None]
+        e = np.where(L[:, None] > 0, dp / safe, np.where(vn[:, None] > 0, dv / np.where(vn > 0, vn, 1.0)[:, None], 0.0))
+        return dp, dv, L, e
+
+    def scalar_force(self, kin):
+        dp, dv, L, e = self._geometry(kin)
+        return self.k * (L - self.L0) + self.d * (np.einsum("ni,ni->n", e, dv) - self.voff) + self.fa
+
+    def force(self, kin) -> np.ndarray:
+        _, _, _, e = self._geometry(kin)
+        return self.scalar_force(kin)[:, None] * e
+
+    def force_derivatives(self, kin):
+        dp, dv, L, e = self._geometry(kin)
+        f = self.scalar_force(kin)
+        invL = np.where(L > 0, 1.0 / np.where(L > 0, L, 1.0), 0.0)
+        P = np.eye(3) - e[:, :, None] * e[:, None, :]
+        dvP = np.einsum("ni,nij->nj", dv, P)
+        K = e[:, :, None] * (self.k[:, None] * e + self.d[:, None] * dvP * invL[:, None])[:, None, :] \
+            + (f * invL)[:, None, None] * P
+        D = self.d[:, None, None] * e[:, :, None] * e[:, None, :]
+        return K, D
+
+    def output(self, kin, k: int, var: str):
+        dp, dv, L, e = self._geometry(kin)
+        if var == "Distance":
+            return np.array([L[k]])
+        if var == "Displacement":
+            return dp[k]
+        if var == "Velocity":
+            return dv[k]
+        if var == "Force":
+            return self.force(kin)[k] * self.active[k]
+        raise KeyError(var)
+
+
+class CartesianSpringDampers(TwoMarkerForceGroup):
+    """ObjectConnectorCartesianSpringDamper: F = k∘(Δp - offset) + d∘Δv, global components."""
+    OBJECT_TYPE = "ConnectorCartesianSpringDamper"
+    OUTPUTS = ("Displacement", "Velocity", "Force")
+
+    def __init__(self, system):
+        super().__init__(system)
+        n = self.size
+        self.k = self.param("stiffness").reshape(n, 3)
+        self.d = self.param("damping").reshape(n, 3)
+        self.offset = self.param("offset").reshape(n, 3)
+
+    def force(self, kin) -> np.ndarray:
+        dp, dv = self.relative(kin)
+        return self.k * (dp - self.offset) + self.d * dv
+
+    def force_derivatives(self, kin):
+        eye = np.eye(3)
+        return self.k[:, :, None] * eye, self.d[:, :, None] * eye
+
+    def output(self, kin, k: int, var: str):
+        dp, dv = self.relative(kin)
+        if var == "Displacement":
+            return dp[k]
+        if var == "Velocity":
+            return dv[k]
+        if var == "Force":
+            return self.force(kin)[k] * self.active[k]
+        raise KeyError(var)

@@ -1,0 +1,317 @@
+"""From a model document to a checked, reference-resolved model (all problems at once).
+
+`load_model(doc)` validates the document with the schema, resolves every reference (index or
+name) and checks what each reference must point at, then compiles the numeric model.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from . import schema as S
+from . import settings as settings_mod
+from .api import ModelInvalid, Problem
+
+# what a reference must point at: item type names, per list
+RIGID_BODY_TYPES = {"RigidBody"}
+BODY_TYPES = {"RigidBody", "MassPoint", "Ground"}
+RIGID_MARKERS = {"BodyRigid", "NodeRigid"}
+POSITION_MARKERS = {"BodyRigid", "BodyPosition", "NodeRigid", "NodePosition"}
+COORDINATE_MARKERS = {"NodeCoordinate"}
+CONNECTOR_MARKERS = {  # object type -> (allowed marker types, what to call them)
+    "JointPrismaticX": (RIGID_MARKERS, "rigid-body markers (BodyRigid, NodeRigid)"),
+    "JointRevoluteZ": (RIGID_MARKERS, "rigid-body markers (BodyRigid, NodeRigid)"),
+    "JointGeneric": (RIGID_MARKERS, "rigid-body markers (BodyRigid, NodeRigid)"),
+    "JointSpherical": (POSITION_MARKERS, "position markers"),
+    "ConnectorSpringDamper": (POSITION_MARKERS, "position markers"),
+    "ConnectorCartesianSpringDamper": (POSITION_MARKERS, "position markers"),
+    "ConnectorCoordinateSpringDamper": (COORDINATE_MARKERS, "NodeCoordinate markers"),
+    "ConnectorCoordinate": (COORDINATE_MARKERS, "NodeCoordinate markers"),
+}
+LOAD_MARKERS = {
+    "ForceVector": (POSITION_MARKERS, "a position marker"),
+    "TorqueVector": (RIGID_MARKERS, "a rigid-body marker (BodyRigid, NodeRigid)"),
+    "MassProportional": ({"BodyMass"}, "a BodyMass marker"),
+    "Coordinate": (COORDINATE_MARKERS, "a NodeCoordinate marker"),
+}
+NODE_COORDINATES = {"RigidBodyEP": 7, "Point": 3}
+
+
+def item_type(item: Any) -> str:
+    for key in ("nodeType", "objectType", "markerType", "loadType", "sensorType", "motionType"):
+        if hasattr(item, key):
+            return getattr(item, key)
+    raise AssertionError(item)
+
+
+@dataclass
+class LoadedModel:
+    """A valid model document, its references resolved to indices, and its compiled form."""
+    document: S.ModelDocument
+    settings: dict
+    names: dict[str, list[str]]  # list kind -> item names (defaults filled in)
+    refs: dict[tuple[str, int, str], Any]  # (list, index, field) -> resolved index / list of indices
+    motions: list  # compiled motion laws (multibody.motions)
+    warnings: list[dict] = field(default_factory=list)
+    expanded_document: dict | None = None
+    _system: Any = None
+
+    def ref(self, kind: str, index: int, fieldname: str):
+        return self.refs[(kind, index, fieldname)]
+
+    @property
+    def system(self):
+        if self._system is None:
+            from .system import System
+            self._system = System(self)
+        return self._system
+
+    def summary(self) -> dict:
+        doc = self.document
+        return {"name": doc.name, "nodes": len(doc.nodes), "objects": len(doc.objects),
+                "markers": len(doc.markers), "loads": len(doc.loads), "sensors": len(doc.sensors),
+                "motions": len(doc.motions), "solve": doc.solve.model_dump(),
+                "coordinates": sum(NODE_COORDINATES[n.nodeType] for n in doc.nodes)}
+
+
+def _json_path(loc: tuple) -> str:
+    path = ""
+    for i, part in enumerate(loc):
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif i >= 2 and isinstance(loc[i - 1], int) and loc[0] in S.LIST_KINDS and i == 2:
+            continue  # the discriminator tag pydantic puts after the list index
+        else:
+            path += f".{part}" if path else str(part)
+    return path or "$"
+
+
+def _raw_item_name(doc: dict, kind: str, index: int) -> str:
+    try:
+        name = doc[kind][index].get("name")
+    except (KeyError, IndexError, TypeError, AttributeError):
+        name = None
+    return name if isinstance(name, str) and name else f"{S.LIST_KINDS[kind]}{index}"
+
+
+def _schema_problems(doc: dict, exc: ValidationError) -> list[Problem]:
+    problems = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(err["loc"])
+        item = _raw_item_name(doc, loc[0], loc[1]) if len(loc) >= 2 and loc[0] in S.LIST_KINDS \
+            and isinstance(loc[1], int) else None
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = f"unknown key {loc[-1]!r}"
+        elif err["type"] == "union_tag_invalid":
+            msg = f"unknown {S.TYPE_KEY.get(loc[0], 'type')} {err.get('input', {}).get(S.TYPE_KEY.get(loc[0]))!r}" \
+                if isinstance(err.get("input"), dict) else msg
+        elif err["type"] == "union_tag_not_found":
+            msg = f"missing {S.TYPE_KEY.get(loc[0], 'type key')}"
+        problems.append(Problem(_json_path(loc), msg, item))
+    return problems
+
+
+def load_model(raw: Any) -> LoadedModel:
+    if not isinstance(raw, dict):
+        raise ModelInvalid([Problem("$", "a model document must be a JSON object")])
+    try:
+        doc = S.ModelDocument.model_validate(raw)
+    except ValidationError as exc:
+        problems = _schema_problems(raw, exc)
+        if "simulationSettings" in raw:
+            _, sp = settings_mod.resolve(raw.get("simulationSettings"))
+            problems += [Problem(p, m) for p, m in sp]
+        raise ModelInvalid(problems) from None
+    return _Checker(doc).run()
+
+
+class _Checker:
+    """Resolves references and checks what they point at; collects every problem."""
+
+    def __init__(self, doc: S.ModelDocument):
+        self.doc = doc
+        self.problems: list[Problem] = []
+        self.warnings: list[dict] = []
+        self.refs: dict[tuple[str, int, str], Any] = {}
+        self.names = {kind: [it.name or f"{prefix}{i}" for i, it in enumerate(getattr(doc, kind))]
+                      for kind, prefix in S.LIST_KINDS.items() if kind != "motions"}
+        self.names["motions"] = [m.get("name") or f"motion{i}" for i, m in enumerate(doc.motions)]
+
+    def problem(self, kind: str, index: int, path: str, message: str) -> None:
+        self.problems.append(Problem(f"{kind}[{index}]{path}", message, self.names[kind][index]))
+
+    def run(self) -> LoadedModel:
+        self.check_names()
+        settings, sp = settings_mod.resolve(self.doc.simulationSettings)
+        self.problems += [Problem(p, m) for p, m in sp]
+        self.check_solve()
+        self.resolve_bodies()
+        self.resolve_markers()
+        self.resolve_connectors()
+        self.resolve_loads()
+        self.resolve_sensors()
+        motions = self.resolve_motions()
+        if self.problems:
+            raise ModelInvalid(self.problems)
+        loaded = LoadedModel(document=self.doc, settings=settings, names=self.names, refs=self.refs,
+                             motions=motions, warnings=self.warnings)
+        from .outputs import check_sensor_outputs
+        problems = check_sensor_outputs(loaded)
+        if problems:
+            raise ModelInvalid(problems)
+        return loaded
+
+    # ---------------------------------------------------------------------------- names
+    def check_names(self) -> None:
+        for kind, prefix in S.LIST_KINDS.items():
+            seen: dict[str, int] = {}
+            for i, name in enumerate(self.names[kind]):
+                if name in seen:
+                    self.problem(kind, i, ".name", f"name {name!r} is already used by {kind}[{seen[name]}]")
+                seen.setdefault(name, i)
+                tail = name[len(prefix):]
+                if name.startswith(prefix) and tail.isdigit() and int(tail) != i:
+                    self.problem(kind, i, ".name", f"names of the form {prefix}N are reserved for default names "
+                                                   f"({name!r} would be {kind}[{int(tail)}])")
+
+    def check_solve(self) -> None:
+        solve = self.doc.solve
+        if solve.type == "Dynamic" and solve.solverType not in settings_mod.ENUMS["DynamicSolverType"]:
+            self.problems.append(Problem("solve.solverType", f"unknown DynamicSolverType {solve.solverType!r}; "
+                                                             f"one of {', '.join(settings_mod.ENUMS['DynamicSolverType'])}"))
+        from .solvers import SUPPORTED_DYNAMIC
+        if solve.type == "Dynamic" and solve.solverType in settings_mod.ENUMS["DynamicSolverType"] \
+                and solve.solverType not in SUPPORTED_DYNAMIC:
+            self.problems.append(Problem("solve.solverType", f"{solve.solverType} is not supported; supported: "
+                                                             f"{', '.join(SUPPORTED_DYNAMIC)}"))
+        ga = self.doc.simulationSettings.get("timeIntegration", {}).get("generalizedAlpha", {}) \
+            if isinstance(self.doc.simulationSettings.get("timeIntegration"), dict) else {}
+        if isinstance(ga, dict) and ga.get("useIndex2Constraints") and not ga.get("useNewmark") \
+                and solve.solverType == "GeneralizedAlpha":
+            self.problems.append(Problem("simulationSettings.timeIntegration.generalizedAlpha.useIndex2Constraints",
+                                         "index-2 constraints need useNewmark = true (as in Exudyn; "
+                                         "or use solverType TrapezoidalIndex2)"))
+
+    # ----------------------------------------------------------------------- references
+    def lookup(self, kind: str, index: int, path: str, target: str, ref: Any, allowed: set[str] | None = None,
+               what: str = "") -> int | None:
+        items = getattr(self.doc, target)
+        if isinstance(ref, str):
+            try:
+                idx = self.names[target].index(ref)
+            except ValueError:
+                self.problem(kind, index, path, f"no {S.LIST_KINDS[target]} named {ref!r}")
+                return None
+        else:
+            idx = ref
+            if not 0 <= idx < len(items):
+                self.problem(kind, index, path, f"= {ref}, but there are {len(items)} {target}"
+                             + (" (-1 means not set)" if ref == -1 else ""))
+                return None
+        if allowed is not None:
+            t = item_type(items[idx]) if target != "motions" else None
+            if t not in allowed:
+                self.problem(kind, index, path, f"refers to {target}[{idx}] ({self.names[target][idx]}), "
+                                                f"a {t}; expected {what or ' or '.join(sorted(allowed))}")
+                return None
+        return idx
+
+    def resolve_bodies(self) -> None:
+        for i, obj in enumerate(self.doc.objects):
+            t = obj.objectType
+            if t in ("RigidBody", "MassPoint"):
+                want = "RigidBodyEP" if t == "RigidBody" else "Point"
+                self.refs[("objects", i, "nodeNumber")] = self.lookup("objects", i, ".nodeNumber", "nodes",
+                                                                      obj.nodeNumber, {want}, f"a {want} node")
+                if obj.mass <= 0:
+                    self.problem("objects", i, ".mass", f"must be positive, got {obj.mass}")
+
+    def resolve_connectors(self) -> None:
+        for i, obj in enumerate(self.doc.objects):
+            t = obj.objectType
+            if t in CONNECTOR_MARKERS:
+                allowed, what = CONNECTOR_MARKERS[t]
+                ms = [self.lookup("objects", i, f".markerNumbers[{k}]", "markers", m, allowed, what)
+                      for k, m in enumerate(obj.markerNumbers)]
+                self.refs[("objects", i, "markerNumbers")] = ms
+                if None not in ms and self.marker_frame(ms[0]) == self.marker_frame(ms[1]):
+                    self.problem("objects", i, ".markerNumbers", "both markers are on the same body or node")
+                for k in (0, 1):
+                    rm = getattr(obj, f"rotationMarker{k}", None)
+                    if rm is not None and rm != S.IDENTITY3:
+                        self.warnings.append({"code": "DeprecationWarning", "item": self.names["objects"][i],
+                                              "message": f"rotationMarker{k} is deprecated (since Exudyn 1.12.244); "
+                                                         f"give the rotation to marker {k} as its localHT"})
+
+    def marker_frame(self, m: int) -> tuple:
+        """What a marker is attached to, to detect connectors between a body and itself."""
+        mk = self.doc.markers[m]
+        if hasattr(mk, "bodyNumber"):
+            b = self.refs.get(("markers", m, "bodyNumber"))
+            if b is None:
+                return ("marker", m)
+            obj = self.doc.objects[b]
+            if obj.objectType == "Ground":
+                return ("ground", b)
+            return ("node", self.refs.get(("objects", b, "nodeNumber")))
+        return ("node", self.refs.get(("markers", m, "nodeNumber")))
+
+    def resolve_markers(self) -> None:
+        for i, mk in enumerate(self.doc.markers):
+            t = mk.markerType
+            if hasattr(mk, "bodyNumber"):
+                allowed = {"BodyRigid": {"RigidBody", "Ground"}, "BodyPosition": BODY_TYPES,
+                           "BodyMass": {"RigidBody", "MassPoint"}}[t]
+                self.refs[("markers", i, "bodyNumber")] = self.lookup("markers", i, ".bodyNumber", "objects",
+                                                                      mk.bodyNumber, allowed, " or ".join(sorted(allowed)))
+            else:
+                allowed = {"NodeRigid": {"RigidBodyEP"}, "NodePosition": {"RigidBodyEP", "Point"},
+                           "NodeCoordinate": {"RigidBodyEP", "Point"}}[t]
+                n = self.lookup("markers", i, ".nodeNumber", "nodes", mk.nodeNumber, allowed,
+                                " or ".join(sorted(allowed)) + " node")
+                self.refs[("markers", i, "nodeNumber")] = n
+                if t == "NodeCoordinate" and n is not None:
+                    nc = NODE_COORDINATES[self.doc.nodes[n].nodeType]
+                    if not 0 <= mk.coordinate < nc:
+                        self.problem("markers", i, ".coordinate", f"= {mk.coordinate}, but node {n} has {nc} coordinates")
+
+    def resolve_loads(self) -> None:
+        for i, load in enumerate(self.doc.loads):
+            allowed, what = LOAD_MARKERS[load.loadType]
+            self.refs[("loads", i, "markerNumber")] = self.lookup("loads", i, ".markerNumber", "markers",
+                                                                  load.markerNumber, allowed, what)
+
+    def resolve_sensors(self) -> None:
+        targets = {"Node": ("nodeNumber", "nodes"), "Object": ("objectNumber", "objects"),
+                   "Body": ("bodyNumber", "objects"), "Marker": ("markerNumber", "markers"),
+                   "Load": ("loadNumber", "loads"), "Motion": ("motionNumber", "motions")}
+        for i, sensor in enumerate(self.doc.sensors):
+            key, target = targets[sensor.sensorType]
+            ref = getattr(sensor, key)
+            if target == "motions":
+                idx = self.lookup_motion("sensors", i, f".{key}", ref)
+            else:
+                allowed = BODY_TYPES if sensor.sensorType == "Body" else None
+                idx = self.lookup("sensors", i, f".{key}", target, ref, allowed, "a body (RigidBody, MassPoint, Ground)")
+            self.refs[("sensors", i, key)] = idx
+
+    def lookup_motion(self, kind: str, index: int, path: str, ref: Any) -> int | None:
+        n = len(self.doc.motions)
+        if isinstance(ref, str):
+            if ref in self.names["motions"]:
+                return self.names["motions"].index(ref)
+            self.problem(kind, index, path, f"no motion named {ref!r}")
+        elif 0 <= ref < n:
+            return ref
+        else:
+            self.problem(kind, index, path, f"= {ref}, but there are {n} motions")
+        return None
+
+    def resolve_motions(self) -> list:
+        """[(law, joint object index)] per motion; a joint carries at most one motion."""
+        if self.doc.motions:
+            self.problems.append(Problem("motions", "motions are not available yet"))
+        return []

@@ -1,0 +1,80 @@
+"""Rotation kinematics, vectorized over a leading axis (n, ...), as Exudyn evaluates it.
+
+Euler parameters θ = [θ0, θ1, θ2, θ3] (θ0 scalar) are used unnormalized, like Exudyn does.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def skew(v: np.ndarray) -> np.ndarray:
+    """(n,3) -> (n,3,3) with skew(a) b = a x b."""
+    s = np.zeros(v.shape[:-1] + (3, 3))
+    s[..., 0, 1], s[..., 0, 2] = -v[..., 2], v[..., 1]
+    s[..., 1, 0], s[..., 1, 2] = v[..., 2], -v[..., 0]
+    s[..., 2, 0], s[..., 2, 1] = -v[..., 1], v[..., 0]
+    return s
+
+
+def ep_rotation(t: np.ndarray) -> np.ndarray:
+    """A(θ) = I + 2 θ0 θ̃v + 2 θ̃v θ̃v, (n,4) -> (n,3,3)."""
+    t0, t1, t2, t3 = t[..., 0], t[..., 1], t[..., 2], t[..., 3]
+    a = np.empty(t.shape[:-1] + (3, 3))
+    a[..., 0, 0] = 1 - 2 * (t2 * t2 + t3 * t3)
+    a[..., 1, 1] = 1 - 2 * (t1 * t1 + t3 * t3)
+    a[..., 2, 2] = 1 - 2 * (t1 * t1 + t2 * t2)
+    a[..., 0, 1] = 2 * (t1 * t2 - t0 * t3)
+    a[..., 1, 0] = 2 * (t1 * t2 + t0 * t3)
+    a[..., 0, 2] = 2 * (t1 * t3 + t0 * t2)
+    a[..., 2, 0] = 2 * (t1 * t3 - t0 * t2)
+    a[..., 1, 2] = 2 * (t2 * t3 - t0 * t1)
+    a[..., 2, 1] = 2 * (t2 * t3 + t0 * t1)
+    return a
+
+
+def ep_G(t: np.ndarray) -> np.ndarray:
+    """G = 2[-θv | θ0 I + θ̃v] (global angular velocity ω = G θ̇), (n,4) -> (n,3,4)."""
+    t0, t1, t2, t3 = t[..., 0], t[..., 1], t[..., 2], t[..., 3]
+    g = np.empty(t.shape[:-1] + (3, 4))
+    g[..., 0, :] = np.stack([-t1, t0, -t3, t2], axis=-1)
+    g[..., 1, :] = np.stack([-t2, t3, t0, -t1], axis=-1)
+    g[..., 2, :] = np.stack([-t3, -t2, t1, t0], axis=-1)
+    return 2.0 * g
+
+
+def ep_Gbar(t: np.ndarray) -> np.ndarray:
+    """Ḡ = 2[-θv | θ0 I - θ̃v] (body-frame angular velocity ω̄ = Ḡ θ̇), (n,4) -> (n,3,4)."""
+    t0, t1, t2, t3 = t[..., 0], t[..., 1], t[..., 2], t[..., 3]
+    g = np.empty(t.shape[:-1] + (3, 4))
+    g[..., 0, :] = np.stack([-t1, t0, t3, -t2], axis=-1)
+    g[..., 1, :] = np.stack([-t2, -t3, t0, t1], axis=-1)
+    g[..., 2, :] = np.stack([-t3, t2, -t1, t0], axis=-1)
+    return 2.0 * g
+
+
+def rotation_to_ep(r: np.ndarray) -> np.ndarray:
+    """Unit Euler parameters of a rotation matrix (3,3) (Shepperd's method, θ0 >= 0)."""
+    tr = np.trace(r)
+    k = int(np.argmax([tr, r[0, 0], r[1, 1], r[2, 2]]))
+    if k == 0:
+        s = 2.0 * np.sqrt(1.0 + tr)
+        ep = [0.25 * s, (r[2, 1] - r[1, 2]) / s, (r[0, 2] - r[2, 0]) / s, (r[1, 0] - r[0, 1]) / s]
+    else:
+        i, j, m = k - 1, k % 3, (k + 1) % 3
+        s = 2.0 * np.sqrt(1.0 + r[i, i] - r[j, j] - r[m, m])
+        ep = [0.0] * 4
+        ep[0] = (r[m, j] - r[j, m]) / s
+        ep[1 + i] = 0.25 * s
+        ep[1 + j] = (r[j, i] + r[i, j]) / s
+        ep[1 + m] = (r[m, i] + r[i, m]) / s
+    ep = np.array(ep)
+    return -ep if ep[0] < 0 else ep
+
+
+def tait_bryan_xyz(r: np.ndarray) -> np.ndarray:
+    """Exudyn's RotationMatrix2RotXYZ, R = Rx(φ0) Ry(φ1) Rz(φ2), (n,3,3) -> (n,3)."""
+    phi1 = np.arctan2(r[..., 0, 2], np.sqrt(r[..., 1, 2] ** 2 + r[..., 2, 2] ** 2))
+    regular = np.sqrt(r[..., 1, 2] ** 2 + r[..., 2, 2] ** 2) > 1e-14
+    phi0 = np.where(regular, np.arctan2(-r[..., 1, 2], r[..., 2, 2]), 0.0)
+    phi2 = np.where(regular, np.arctan2(-r[..., 0, 1], r[..., 0, 0]), np.arctan2(r[..., 1, 0], r[..., 1, 1]))
+    return np.stack([phi0, phi1, phi2], axis=-1)

@@ -1,0 +1,272 @@
+"""Exudyn's implicit second-order solver: generalized-α (Arnold–Brüls, solving for
+displacements) for index-3 constraints, and Newmark / TrapezoidalIndex2 with index-2
+constraints. See shared/reference/exudyn-formulation.md §6 and §8.
+
+State carried between steps: q, v = q̇, the true acceleration a = q̈, λ and the algorithmic
+acceleration ā. Newton unknowns are Δq and the scaled multipliers λ̃ = βh²λ.
+"""
+from __future__ import annotations
+
+import time as _time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..api import Results, SimulationCanceled
+from ..outputs import SensorSet, WriteSchedule
+from ..settings import enum_name
+from .linear import Factorization, SingularMatrix
+
+
+class SolverFailure(Exception):
+    def __init__(self, code: str, message: str, t: float, items: list[str] | None = None):
+        self.code, self.t, self.items = code, t, items or []
+        super().__init__(message)
+
+
+@dataclass
+class Method:
+    beta: float
+    gamma: float
+    alpha_m: float
+    alpha_f: float
+    index2: bool
+    newmark: bool
+
+    @property
+    def c(self) -> float:
+        return (1.0 - self.alpha_f) / (1.0 - self.alpha_m)
+
+    @classmethod
+    def from_settings(cls, ti: dict, solver_type: str) -> "Method":
+        ga = ti["generalizedAlpha"]
+        index2 = ga["useIndex2Constraints"] or solver_type == "TrapezoidalIndex2"
+        newmark = ga["useNewmark"] or solver_type == "TrapezoidalIndex2"
+        if newmark:
+            return cls(ga["newmarkBeta"], ga["newmarkGamma"], 0.5, 0.5, index2, True)
+        rho = ga["spectralRadius"]
+        am, af = (2 * rho - 1) / (rho + 1), rho / (rho + 1)
+        gamma = 0.5 + af - am
+        return cls(0.25 * (gamma + 0.5) ** 2, gamma, am, af, index2, False)
+
+
+class Integrator:
+    """One model, one method: residuals, Newton, steps."""
+
+    def __init__(self, system, method: Method, newton: dict, cancel=None, progress=None):
+        self.s = system
+        self.m = method
+        self.newton = newton
+        self.cancel, self.progress = cancel, progress
+        self.fact: Factorization | None = None
+        self.fact_h = None
+        self.iterations = 0
+        self.jacobians = 0
+        self._last_poll = _time.perf_counter()
+
+    # ------------------------------------------------------------------------ residual
+    def residual(self, t, q, v, a, lam):
+        s = self.s
+        kin = s.kinematics(t, q, v)
+        kin.a = a
+        ev = s.constraint_values(kin, self.m.index2)
+        rq = s.mass_times(kin, a) - s.applied_forces(kin) + s.constraint_forces(ev, lam)
+        rg = s.constraint_residual(ev, lam)
+        return kin, ev, rq, rg
+
+    def level_factors(self, h):
+        m = self.m
+        per_level = np.array([1.0, m.gamma / (m.beta * h), 1.0 / (m.c * m.beta * h * h)])
+
+        def factors(group):  # index 2: position-level rows are solved at velocity level
+            return per_level[np.where(group.row_levels == 0, int(m.index2), group.row_levels)]
+        return factors
+
+    def factorize(self, kin, ev, h) -> None:
+        m, s = self.m, self.s
+        bh2 = m.beta * h * h
+        vals = s.newton_matrix_values(kin, ev, 1.0 / m.c, bh2, m.gamma * h, self.level_factors(h))
+        try:
+            self.fact = Factorization(s, vals)
+        except SingularMatrix as exc:
+            raise SolverFailure("singular_matrix", "singular system matrix (redundant or conflicting constraints, "
+                                "or a body without mass)", kin.t, s.describe_unknowns(exc.columns)) from None
+        self.fact_h = h
+        self.jacobians += 1
+
+    # ------------------------------------------------------------------------ one step
+    def step(self, t, h, q, v, a, abar, lam0_shape):
+        """Newton for the step t -> t+h; returns (q, v, a, abar, lam, iterations) or None if
+        Newton failed (the caller halves the step)."""
+        m, nt = self.m, self.newton
+        bh2 = m.beta * h * h
+        t1 = t + h
+        a_pred = a if m.newmark else abar
+        qs = q + h * v + h * h * (0.5 - m.beta) * a_pred
+        vs = v + h * (1.0 - m.gamma) * a_pred
+        ahat = np.zeros_like(a) if m.newmark else (m.alpha_f * a - m.alpha_m * abar) / (1.0 - m.alpha_m)
+        qs += bh2 * ahat
+        vs += h * m.gamma * ahat
+        modified = nt["useModifiedNewton"]
+        for attempt in range(2):  # second attempt: restart from the predictor with a fresh Jacobian
+            an = np.zeros_like(a)
+            lam = np.zeros(lam0_shape)
+            qn, vn = qs.copy(), vs.copy()
+            kin, ev, rq, rg = self.residual(t1, qn, vn, an, lam)
+            r0 = float(np.sqrt(rq @ rq + rg @ rg))
+            if not np.isfinite(r0):
+                return None
+            r0 = max(r0, 2 * nt["absoluteTolerance"]) if r0 <= nt["absoluteTolerance"] else r0
+            fresh = attempt == 1 or not modified or self.fact is None or self.fact_h != h
+            if fresh:
+                self.factorize(kin, ev, h)
+            r_prev, it, since_jac = r0, 0, 0
+            while True:
+                rhs = np.concatenate([bh2 * rq, rg])
+                dx = self.fact.solve(rhs)
+                dq, dl = dx[:self.s.n2], dx[self.s.n2:]
+                qn -= dq
+                vn -= (m.gamma / (m.beta * h)) * dq
+                an -= dq / (m.c * bh2)
+                lam -= dl / bh2
+                it += 1
+                since_jac += 1
+                self.iterations += 1
+                kin, ev, rq, rg = self.residual(t1, qn, vn, an, lam)
+                rn = float(np.sqrt(rq @ rq + rg @ rg))
+                if not np.isfinite(rn):
+                    break
+                if it == 1 and nt["adaptInitialResidual"] and rn > r0:
+                    r0 = rn
+                if rn / r0 <= nt["relativeTolerance"] or rn <= nt["absoluteTolerance"]:
+                    abar_n = an.copy() if m.newmark else ahat + m.c * an
+                    return qn, vn, an, abar_n, lam, it
+                if it >= nt["maxIterations"]:
+                    break
+                contraction = rn / r_prev if r_prev > 0 else np.inf
+                if contraction > 2.0 and not fresh:
+                    break  # diverging on an old Jacobian: restart the step
+                if modified and (since_jac > nt["maxModifiedNewtonIterations"]
+                                 or (since_jac >= 2 and contraction > nt["modifiedNewtonContractivity"])):
+                    self.factorize(kin, ev, h)
+                    since_jac = 0
+                if not modified:
+                    self.factorize(kin, ev, h)
+                r_prev = rn
+            if attempt == 0 and not fresh:
+                continue
+            return None
+        return None
+
+    # ------------------------------------------------------------------------ start
+    def initial_accelerations(self, t, q, v, lam_shape):
+        """[[M, C_qᵀ], [C_q, 0]] [a; λ] = [f; -d/dt(φ) with a = 0], φ the velocity-level constraints."""
+        s = self.s
+        kin = s.kinematics(t, q, v)
+        ev = s.constraint_values(kin, True)
+        vals = s.newton_matrix_values(kin, ev, 1.0, 0.0, 0.0, lambda g: 1.0)
+        try:
+            fact = Factorization(s, vals)
+        except SingularMatrix:
+            return None
+        f = s.applied_forces(kin)
+        rhs_g = np.zeros(s.nae)
+        eps = 1e-5 / max(1.0, float(np.abs(v).max(initial=0.0)))
+        phi_p = self._phi(t + eps, q + eps * v, v)
+        phi_m = self._phi(t - eps, q - eps * v, v)
+        for (g, gp, _), (_, gm, _), (_, g0, _) in zip(phi_p, phi_m, ev):
+            # acceleration-level rows evaluated with a = 0 are (their a-free part) - prescribed
+            rate = np.where(np.broadcast_to(g.row_levels, g.ae.shape) == 2, g0, (gp - gm) / (2 * eps))
+            rhs_g[g.ae] = -np.where(g.active[:, None], rate, 0.0)
+        x = fact.solve(np.concatenate([f, rhs_g]))
+        return x[:s.n2], x[s.n2:]
+
+    def _phi(self, t, q, v):
+        return self.s.constraint_values(self.s.kinematics(t, q, v), True)
+
+    def poll(self, t, t0, t_end) -> None:
+        now = _time.perf_counter()
+        if now - self._last_poll < 0.2:
+            return
+        self._last_poll = now
+        if self.cancel is not None and self.cancel():
+            raise SimulationCanceled()
+        if self.progress is not None:
+            self.progress(min(1.0, (t - t0) / (t_end - t0)) if t_end > t0 else 1.0)
+
+
+def solve_dynamic(loaded, progress=None, cancel=None) -> Results:
+    system = loaded.system
+    settings = loaded.settings
+    ti = settings["timeIntegration"]
+    solver_type = loaded.document.solve.solverType
+    method = Method.from_settings(ti, solver_type)
+    integ = Integrator(system, method, ti["newton"], cancel=cancel, progress=progress)
+    sensors = SensorSet(system)
+    warnings = list(loaded.warnings)
+    t0, t_end = float(ti["startTime"]), float(ti["endTime"])
+    steps = int(round(ti["numberOfSteps"]))
+    h_nominal = (t_end - t0) / steps
+    writer = WriteSchedule(t0, settings["solution"]["sensors"]["writePeriod"])
+    started = _time.perf_counter()
+    q, v = system.q_init.copy(), system.v_init.copy()
+    t = t0
+    error = None
+    n_steps = 0
+    lam = np.zeros(system.nae)
+    a = np.zeros(system.n2)
+    try:
+        q, v, corrections = system.motions.make_consistent(q, v, t0)
+        warnings += corrections
+        ga = ti["generalizedAlpha"]
+        if ga["computeInitialAccelerations"]:
+            init = integ.initial_accelerations(t, q, v, system.nae)
+            if init is None:
+                warnings.append({"code": "SingularInitialAccelerations", "item": None,
+                                 "message": "the initial-acceleration system is singular; starting from zero "
+                                            "accelerations and multipliers (as Exudyn does)"})
+            else:
+                a, lam = init
+                if not ga["storeInitialAlgebraicCoordinates"]:
+                    lam = np.zeros(system.nae)
+        abar = a.copy()
+        kin = system.kinematics(t, q, v)
+        if writer.due(t):
+            sensors.record(t, kin, a, lam)
+        adaptive = ti["adaptiveStep"]
+        h = h_nominal
+        good_steps = 0
+        min_step = ti["minimumStepSize"]
+        step_index = 0
+        while t_end - t > 1e-10 * max(1.0, abs(t_end)) if adaptive else step_index < steps:
+            hh = h if not adaptive else min(h, t_end - t) if t + h > t_end else h
+            out = integ.step(t, hh, q, v, a, abar, system.nae)
+            if out is None:
+                if not adaptive or hh * ti["adaptiveStepDecrease"] < min_step:
+                    raise SolverFailure("newton_not_converged", f"Newton did not converge at t = {t + hh:.6g} "
+                                        f"(step size {hh:.3g})", t + hh, system.newton_culprits(q, v))
+                h = hh * ti["adaptiveStepDecrease"]
+                good_steps = 0
+                continue
+            q, v, a, abar, lam, its = out
+            t = t + hh if adaptive else t0 + (step_index + 1) * h_nominal
+            step_index += 1
+            n_steps += 1
+            if adaptive and h < h_nominal:
+                good_steps = good_steps + 1 if its <= ti["adaptiveStepRecoveryIterations"] else 0
+                if good_steps >= ti["adaptiveStepRecoverySteps"]:
+                    h = min(h_nominal, h * ti["adaptiveStepIncrease"])
+                    good_steps = 0
+            last = (t_end - t <= 1e-10 * max(1.0, abs(t_end))) if adaptive else step_index == steps
+            if writer.due(t) or last:
+                sensors.record(t, system.kinematics(t, q, v), a, lam)
+            if not np.all(np.isfinite(q)):
+                raise SolverFailure("not_finite", f"the solution became NaN or infinite at t = {t:.6g}", t)
+            integ.poll(t, t0, t_end)
+    except SolverFailure as exc:
+        error = {"code": exc.code, "message": str(exc), "detail": {"time": exc.t, "items": exc.items}}
+    seconds = _time.perf_counter() - started
+    solver = {"type": "Dynamic", "solverType": enum_name(solver_type), "steps": n_steps,
+              "newtonIterations": integ.iterations, "jacobians": integ.jacobians, "solveSeconds": seconds}
+    return Results(status="failed" if error else "succeeded", warnings=warnings, solver=solver,
+                   sensors=sensors.series(), error=error)

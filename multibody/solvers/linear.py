@@ -1,0 +1,64 @@
+"""Assembling and factorizing the Newton matrix: dense LU for small systems, sparse LU
+(SuperLU via scipy.sparse) once the system grows, on the system's fixed sparsity pattern."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+DENSE_LIMIT = 120  # unknowns; measured crossover of LAPACK vs SuperLU on the chain models
+
+
+class SingularMatrix(Exception):
+    def __init__(self, columns: list[int]):
+        self.columns = columns
+        super().__init__("singular system matrix")
+
+
+class Factorization:
+    def __init__(self, system, values: np.ndarray):
+        n = system.n
+        self.n = n
+        if n <= DENSE_LIMIT:
+            A = np.zeros((n, n))
+            np.add.at(A, (system.jac_rows, system.jac_cols), values)
+            self.dense = A
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", sla.LinAlgWarning)
+                try:
+                    self.lu = sla.lu_factor(A, check_finite=True)
+                except (sla.LinAlgWarning, ValueError, np.linalg.LinAlgError):
+                    raise SingularMatrix(dependent_columns(A)) from None
+            diag = np.abs(np.diag(self.lu[0]))
+            if not np.all(diag > 1e-14 * max(1.0, diag.max())):
+                raise SingularMatrix(dependent_columns(A))
+            self.sparse = None
+        else:
+            A = sp.csc_matrix((values, (system.jac_rows, system.jac_cols)), shape=(n, n))
+            self.sparse = A
+            try:
+                self.lu = spla.splu(A, permc_spec="COLAMD", options={"SymmetricMode": False})
+            except RuntimeError:
+                raise SingularMatrix(dependent_columns(A.toarray() if n < 3000 else None)) from None
+
+    def solve(self, rhs: np.ndarray) -> np.ndarray:
+        if self.sparse is None:
+            x = sla.lu_solve(self.lu, rhs, check_finite=False)
+        else:
+            x = self.lu.solve(rhs)
+        if not np.all(np.isfinite(x)):
+            raise SingularMatrix([])
+        return x
+
+
+def dependent_columns(A: np.ndarray | None) -> list[int]:
+    """Columns that are (numerically) linear combinations of others: the unknowns to blame."""
+    if A is None or not np.all(np.isfinite(A)):
+        return []
+    _, r, perm = sla.qr(A, pivoting=True, mode="economic")
+    d = np.abs(np.diag(r))
+    rank = int(np.sum(d > 1e-10 * max(d.max(), 1e-300)))
+    return sorted(int(c) for c in perm[rank:])

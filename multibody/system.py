@@ -1,0 +1,301 @@
+"""The compiled model (immutable arrays and index maps) and its evaluation pipeline.
+
+Like MuJoCo's mjModel/mjData split: `System` holds what never changes during a solve (sizes,
+frame and marker tables, item groups with their index arrays); the solver state (q, v, q̈, λ)
+lives in the solver. One evaluation runs fixed stages over all items at once:
+
+    kinematics(q, v)          frames of nodes and ground, then all markers (vectorized)
+    mass / forces             rigid bodies, mass points, connectors, loads (vectorized per type)
+    constraints               g, C_q per constraint group (vectorized per type)
+
+Coordinates: ODE2 vector q of all nodes (7 per Euler-parameter node, 3 per point node), and
+one extra "dummy" slot at index n2 that ground markers point at, so every marker has a fixed
+7-column block and no item needs a branch for ground.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import rotations as R
+from . import schema as S
+from .items import CONSTRAINT_GROUPS, FORCE_GROUPS
+from .items.bodies import EPNormalization, MassPoints, RigidBodies
+from .items.loads import Loads
+from .items.motion_constraints import Motions
+
+
+@dataclass
+class Kinematics:
+    """Everything the items read at one (q, v): frames and markers, global coordinates."""
+    t: float
+    q: np.ndarray  # extended by the dummy slot
+    v: np.ndarray
+    theta: np.ndarray  # (nF,4) Euler parameters of every frame
+    theta_t: np.ndarray
+    fA: np.ndarray  # (nF,3,3)
+    fG: np.ndarray  # (nF,3,4), zero for frames without rotation coordinates
+    fGbar: np.ndarray
+    fpos: np.ndarray
+    fvel: np.ndarray
+    fomega: np.ndarray  # global angular velocity
+    pos: np.ndarray  # markers (nm,3)
+    rot: np.ndarray  # (nm,3,3) marker frame (A times localHT rotation)
+    vel: np.ndarray
+    omega: np.ndarray
+    Jpos: np.ndarray  # (nm,3,7) position Jacobian on the marker's 7 columns
+    Jrot: np.ndarray  # (nm,3,7) rotation Jacobian (global angular velocity directions)
+
+
+class System:
+    """Compiled from a LoadedModel; read-only during a solve."""
+
+    def __init__(self, loaded):
+        self.loaded = loaded
+        doc = loaded.document
+        self.names = loaded.names
+        # ---------------------------------------------------------------- coordinates
+        self.node_offset = np.zeros(len(doc.nodes), dtype=int)
+        self.node_ncoords = np.zeros(len(doc.nodes), dtype=int)
+        off = 0
+        for i, node in enumerate(doc.nodes):
+            self.node_offset[i] = off
+            self.node_ncoords[i] = 7 if node.nodeType == "RigidBodyEP" else 3
+            off += self.node_ncoords[i]
+        self.n2 = off
+        self.dummy = off
+        self.q_ref = np.zeros(self.n2)
+        self.q_init = np.zeros(self.n2)
+        self.v_init = np.zeros(self.n2)
+        for i, node in enumerate(doc.nodes):
+            sl = slice(self.node_offset[i], self.node_offset[i] + self.node_ncoords[i])
+            self.q_ref[sl] = node.referenceCoordinates
+            self.q_init[sl] = node.initialCoordinates
+            self.v_init[sl] = node.initialVelocities
+        # ---------------------------------------------------------------- frames: nodes, then grounds
+        grounds = [i for i, o in enumerate(doc.objects) if o.objectType == "Ground"]
+        nF = len(doc.nodes) + len(grounds)
+        self.frame_of_node = np.arange(len(doc.nodes))
+        self.frame_of_ground = {g: len(doc.nodes) + k for k, g in enumerate(grounds)}
+        self.fcols = np.full((nF, 7), self.dummy, dtype=int)
+        self.fpos_ref = np.zeros((nF, 3))
+        self.ftheta_ref = np.tile([1.0, 0.0, 0.0, 0.0], (nF, 1))
+        self.f_is_ep = np.zeros(nF, dtype=bool)
+        for i, node in enumerate(doc.nodes):
+            n = self.node_ncoords[i]
+            self.fcols[i, :n] = self.node_offset[i] + np.arange(n)
+            self.fpos_ref[i] = node.referenceCoordinates[:3]
+            if node.nodeType == "RigidBodyEP":
+                self.f_is_ep[i] = True
+                self.ftheta_ref[i] = node.referenceCoordinates[3:]
+        for g, f in self.frame_of_ground.items():
+            pos, rot = ground_pose(doc.objects[g])
+            self.fpos_ref[f] = pos
+            self.ftheta_ref[f] = R.rotation_to_ep(rot)
+        self.ep_frames = np.flatnonzero(self.f_is_ep)
+        # ---------------------------------------------------------------- markers
+        nm = len(doc.markers)
+        self.mframe = np.zeros(nm, dtype=int)
+        self.mlocal = np.zeros((nm, 3))
+        self.mrot = np.tile(np.eye(3), (nm, 1, 1))
+        self.mweight = np.ones(nm)  # mass of a BodyMass marker (MassProportional loads)
+        self.mcoord = np.full(nm, self.dummy, dtype=int)  # NodeCoordinate markers: the coordinate
+        for m, mk in enumerate(doc.markers):
+            self.mframe[m] = self.marker_frame(m)
+            if mk.markerType == "BodyRigid":
+                if mk.localHT is not None:
+                    rot, pos = S.ht_parts(mk.localHT)
+                    self.mrot[m], self.mlocal[m] = rot, pos
+                elif mk.localPosition is not None:
+                    self.mlocal[m] = mk.localPosition
+            elif mk.markerType == "BodyPosition":
+                self.mlocal[m] = mk.localPosition
+            elif mk.markerType == "NodeRigid" and mk.localHT is not None:
+                rot, pos = S.ht_parts(mk.localHT)
+                self.mrot[m], self.mlocal[m] = rot, pos
+            elif mk.markerType == "BodyMass":
+                body = doc.objects[loaded.ref("markers", m, "bodyNumber")]
+                self.mweight[m] = body.mass
+                if body.objectType == "RigidBody":
+                    self.mlocal[m] = body.centerOfMass
+            elif mk.markerType == "NodeCoordinate":
+                node = loaded.ref("markers", m, "nodeNumber")
+                self.mcoord[m] = self.node_offset[node] + mk.coordinate
+        self.mcols = self.fcols[self.mframe]
+        self.mlocal_skew = R.skew(self.mlocal)
+        # ---------------------------------------------------------------- items
+        self.bodies = RigidBodies(self)
+        self.mass_points = MassPoints(self)
+        self.loads = Loads(self)
+        self.forces = [cls(self) for cls in FORCE_GROUPS]
+        self.forces = [g for g in self.forces if g.size]
+        self.ae_offset = 0
+        self.ep_constraints = EPNormalization(self)
+        self.motions = Motions(self)
+        self.constraints = [self.ep_constraints] + [cls(self) for cls in CONSTRAINT_GROUPS] + [self.motions]
+        self.constraints = [g for g in self.constraints if g.size]
+        self.nae = self.ae_offset
+        self.object_group = {}  # object index -> (group, row in group)
+        for g in self.forces + self.constraints + [self.bodies, self.mass_points]:
+            for k, obj in enumerate(getattr(g, "objects", [])):
+                self.object_group[obj] = (g, k)
+        self._pattern()
+
+    # ------------------------------------------------------------------------ compile helpers
+    def marker_frame(self, m: int) -> int:
+        mk = self.loaded.document.markers[m]
+        if hasattr(mk, "bodyNumber"):
+            b = self.loaded.ref("markers", m, "bodyNumber")
+            obj = self.loaded.document.objects[b]
+            if obj.objectType == "Ground":
+                return self.frame_of_ground[b]
+            return self.frame_of_node[self.loaded.ref("objects", b, "nodeNumber")]
+        return self.frame_of_node[self.loaded.ref("markers", m, "nodeNumber")]
+
+    def allocate_ae(self, count: int) -> np.ndarray:
+        """Global indices of `count` algebraic (λ) coordinates, n2-based in the full system."""
+        idx = np.arange(self.ae_offset, self.ae_offset + count)
+        self.ae_offset += count
+        return idx
+
+    def _pattern(self) -> None:
+        """Static sparsity pattern of the Newton matrix: rows/cols of every block, in the
+        order the value arrays are produced (so only values change during a solve)."""
+        n2, dummy = self.n2, self.dummy
+        rows, cols, drop = [], [], []
+        for g in (self.bodies, self.mass_points):
+            r, c = g.mass_pattern()
+            rows.append(r); cols.append(c); drop.append((r == dummy) | (c == dummy))
+        for g in self.forces:
+            r, c = g.jacobian_pattern()
+            rows.append(r); cols.append(c); drop.append((r == dummy) | (c == dummy))
+        for g in self.constraints:
+            ae = np.broadcast_to(g.ae[:, :, None], g.ae.shape + (g.cols.shape[1],)).ravel() + n2
+            cc = np.broadcast_to(g.cols[:, None, :], g.ae.shape + (g.cols.shape[1],)).ravel()
+            rows += [cc, ae, g.ae.ravel() + n2]  # C_qᵀ block, C_q block, (λ,λ) diagonal (inactive rows)
+            cols += [ae, cc, g.ae.ravel() + n2]
+            drop += [cc == dummy, cc == dummy, np.zeros(g.ae.size, bool)]
+        # the dummy column of ground markers belongs to no coordinate: drop its entries
+        self.keep = ~np.concatenate(drop) if drop else np.zeros(0, bool)
+        self.jac_rows = np.concatenate(rows)[self.keep] if rows else np.zeros(0, int)
+        self.jac_cols = np.concatenate(cols)[self.keep] if cols else np.zeros(0, int)
+        self.n = n2 + self.nae
+
+    def describe_unknowns(self, columns: list[int]) -> list[str]:
+        """Item names behind unknowns of the Newton system (for error messages)."""
+        names = []
+        for c in columns:
+            if c < self.n2:
+                node = int(np.searchsorted(self.node_offset, c, side="right") - 1)
+                names.append(self.names["nodes"][node])
+            else:
+                for g in self.constraints:
+                    hit = np.argwhere(g.ae == c - self.n2)
+                    if len(hit):
+                        names.append(self.constraint_item_name(g, int(hit[0][0])))
+        return sorted(set(names), key=names.index)
+
+    def constraint_item_name(self, group, k: int) -> str:
+        if hasattr(group, "objects"):
+            return self.names["objects"][group.objects[k]]
+        if hasattr(group, "nodes"):
+            return self.names["nodes"][group.nodes[k]]
+        return self.loaded.names["motions"][group.index[k]]
+
+    def newton_culprits(self, q: np.ndarray, v: np.ndarray) -> list[str]:
+        """Constraint items with the largest violation at a state (for Newton failures)."""
+        kin = self.kinematics(0.0, q, v)
+        worst = []
+        for g, gv, _ in self.constraint_values(kin, False):
+            for k in np.argsort(-np.abs(gv).max(axis=1))[:3]:
+                worst.append((float(np.abs(gv[k]).max()), self.constraint_item_name(g, int(k))))
+        return [name for err, name in sorted(worst, reverse=True)[:3] if err > 1e-8]
+
+    # ------------------------------------------------------------------------ stage: kinematics
+    def kinematics(self, t: float, q: np.ndarray, v: np.ndarray) -> Kinematics:
+        qx = np.append(q, 0.0)
+        vx = np.append(v, 0.0)
+        Q, V = qx[self.fcols], vx[self.fcols]
+        theta = self.ftheta_ref + Q[:, 3:]
+        theta_t = V[:, 3:]
+        fA = R.ep_rotation(theta)
+        ep = self.f_is_ep[:, None, None]
+        fG = np.where(ep, R.ep_G(theta), 0.0)
+        fGbar = np.where(ep, R.ep_Gbar(theta), 0.0)
+        fpos = self.fpos_ref + Q[:, :3]
+        fvel = V[:, :3]
+        fomega = np.einsum("nij,nj->ni", fG, theta_t)
+        f = self.mframe
+        A = fA[f]
+        r = np.einsum("nij,nj->ni", A, self.mlocal)
+        pos = fpos[f] + r
+        rot = A @ self.mrot
+        omega = fomega[f]
+        vel = fvel[f] + np.cross(omega, r)
+        nm = len(f)
+        Jpos = np.zeros((nm, 3, 7))
+        Jpos[:, 0, 0] = Jpos[:, 1, 1] = Jpos[:, 2, 2] = 1.0
+        Jpos[:, :, 3:] = -(A @ self.mlocal_skew) @ fGbar[f]
+        Jrot = np.zeros((nm, 3, 7))
+        Jrot[:, :, 3:] = fG[f]
+        return Kinematics(t, qx, vx, theta, theta_t, fA, fG, fGbar, fpos, fvel, fomega,
+                          pos, rot, vel, omega, Jpos, Jrot)
+
+    # ------------------------------------------------------------------------ stage: residual
+    def scatter(self, cols: np.ndarray, vals: np.ndarray) -> np.ndarray:
+        """Sum per-item generalized forces into a length-n2 vector (the dummy slot dropped)."""
+        return np.bincount(cols.ravel(), weights=vals.ravel(), minlength=self.n2 + 1)[:self.n2]
+
+    def applied_forces(self, kin: Kinematics, load_factor: float = 1.0) -> np.ndarray:
+        """f(q, v, t): loads, connector forces and quadratic velocity terms (right-hand side)."""
+        f = self.loads.generalized(kin, load_factor)
+        f += self.bodies.quadratic_velocity(kin)
+        for g in self.forces:
+            f += g.generalized(kin)
+        return f
+
+    def mass_times(self, kin: Kinematics, a: np.ndarray) -> np.ndarray:
+        return self.bodies.mass_times(kin, a) + self.mass_points.mass_times(a)
+
+    def constraint_values(self, kin: Kinematics, velocity_level: bool):
+        """[(group, g (n,rows), C (n,rows,ncols))] of every constraint group."""
+        return [(g, *g.evaluate(kin, velocity_level)) for g in self.constraints]
+
+    def constraint_forces(self, evaluated, lam: np.ndarray) -> np.ndarray:
+        """C_qᵀ λ."""
+        out = np.zeros(self.n2)
+        for g, _, C in evaluated:
+            out += self.scatter(g.cols, np.einsum("nrc,nr->nc", C, lam[g.ae]))
+        return out
+
+    def constraint_residual(self, evaluated, lam: np.ndarray) -> np.ndarray:
+        r = np.zeros(self.nae)
+        for g, gval, _ in evaluated:
+            r[g.ae] = np.where(g.active[:, None], gval, lam[g.ae])
+        return r
+
+    def newton_matrix_values(self, kin: Kinematics, evaluated, mass_factor: float, k_factor: float,
+                             d_factor: float, level_factors) -> np.ndarray:
+        """Values of J̃ in the order of the static pattern:
+        mass_factor·M − k_factor·∂f/∂q − d_factor·∂f/∂v, C_qᵀ, level_factor·C_q, inactive diagonal."""
+        vals = [self.bodies.mass_values(kin) * mass_factor, self.mass_points.mass_values() * mass_factor]
+        for g in self.forces:
+            dq, dv = g.jacobian_values(kin)
+            vals.append(-(k_factor * dq + d_factor * dv).ravel())
+        for g, _, C in evaluated:
+            C = C * g.active[:, None, None]
+            vals.append(C.ravel())
+            vals.append((C * np.broadcast_to(level_factors(g), g.ae.shape)[:, :, None]).ravel())
+            vals.append((~g.active[:, None] * np.ones(g.ae.shape)).ravel())
+        return np.concatenate([np.ravel(v) for v in vals])[self.keep]
+
+
+def ground_pose(ground) -> tuple[np.ndarray, np.ndarray]:
+    """Position and rotation of a Ground object (referenceHT wins over the separate parts)."""
+    if ground.referenceHT is not None:
+        rot, pos = S.ht_parts(ground.referenceHT)
+        return np.array(pos, float), np.array(rot, float)
+    pos = ground.referencePosition if ground.referencePosition is not None else [0.0, 0.0, 0.0]
+    rot = ground.referenceRotation if ground.referenceRotation is not None else S.IDENTITY3
+    return np.array(pos, float), np.array(rot, float)
