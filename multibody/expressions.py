@@ -42,51 +42,84 @@ class EvaluationError(ArithmeticError):
 
 
 class Select(sp.Function):
-    """Select(s, a, b, strict): a where s > 0 (s >= 0 when strict is 0), else b.
+    """Select(a, b, s1, strict1, s2, strict2, ...): a where every s_i > 0 (>= 0 if strict_i is 0), else b.
 
-    Our own piecewise node for where/min/max/step/smoothstep. sympy's Piecewise rewrites
-    conditions that contain another Piecewise through set solving (seconds for
-    min(t, max(t, 1)), unbounded in general); this node has no such evaluation, its
-    derivative is the derivative of the branches (almost everywhere), and it compiles to a
-    Python conditional expression, so only the chosen branch is evaluated.
+    Our own piecewise node for where() and step(). sympy's Piecewise solves inequalities when a
+    condition contains another Piecewise (seconds for min(t, max(t, 1)), unbounded in general);
+    this node does no such evaluation, its derivative is that of the branches (almost
+    everywhere), and it prints as a Python conditional, so only the chosen branch is evaluated.
     """
-    nargs = 4
 
     @classmethod
-    def eval(cls, s, a, b, strict):
+    def eval(cls, a, b, *conditions):
         if a == b:  # e.g. the derivative of a step
             return a
 
     def _eval_derivative(self, v):
-        s, a, b, strict = self.args
-        return Select(s, a.diff(v), b.diff(v), strict)
+        a, b, *conditions = self.args
+        return Select(a.diff(v), b.diff(v), *conditions)
 
     def _pythoncode(self, printer):  # the method lambdify's "math" printer looks for
-        s, a, b = (printer._print(x) for x in self.args[:3])
-        return f"(({a}) if ({s}) {'>' if self.args[3] else '>='} 0 else ({b}))"
+        a, b, *conditions = self.args
+        tests = " and ".join(f"({printer._print(s)}) {'>' if strict else '>='} 0"
+                             for s, strict in zip(conditions[::2], conditions[1::2]))
+        return f"(({printer._print(a)}) if {tests} else ({printer._print(b)}))"
+
+
+class MinOf(sp.Function):
+    """min(a, b) without duplicating a and b (sympy's Min differentiates to Heaviside terms)."""
+    nargs = 2
+    pick = "min"
+
+    def _eval_derivative(self, v):
+        a, b = self.args
+        return Select(a.diff(v), b.diff(v), (b - a) if self.pick == "min" else (a - b), INCLUSIVE)
+
+    def _pythoncode(self, printer):
+        return f"{self.pick}({printer._print(self.args[0])}, {printer._print(self.args[1])})"
+
+
+class MaxOf(MinOf):
+    pick = "max"
+
+
+class Hermite(sp.Function):
+    """Hermite(s, k): k-th derivative of the smooth step 3s^2 - 2s^3 clamped to 0 (s <= 0) and 1 (s >= 1)."""
+    nargs = 2
+
+    @classmethod
+    def eval(cls, s, k):
+        if k > 3:
+            return sp.S.Zero
+
+    def fdiff(self, argindex=1):
+        return Hermite(self.args[0], self.args[1] + 1)
+
+    def _pythoncode(self, printer):
+        return f"_hermite({printer._print(self.args[0])}, {self.args[1]})"
+
+
+def _hermite(s: float, k: int) -> float:
+    if s <= 0 or s >= 1:
+        return 1.0 if (k == 0 and s >= 1) else 0.0
+    return s * s * (3 - 2 * s) if k == 0 else 6 * s * (1 - s) if k == 1 else 6 - 12 * s if k == 2 else -12.0
 
 
 STRICT, INCLUSIVE = sp.Integer(1), sp.Integer(0)
 
 
 def _smoothstep(x, x0, x1):
-    # Cubic Hermite 0 -> 1 between x0 and x1: C1, so velocities stay continuous.
-    s = (x - x0) / (x1 - x0)
-    return Select(x0 - x, 0, Select(x - x1, 1, s * s * (3 - 2 * s), INCLUSIVE), INCLUSIVE)
+    # Cubic Hermite from 0 at x0 to 1 at x1: C1, so a velocity built from it stays continuous.
+    return Hermite((x - x0) / (x1 - x0), 0)
 
 
-def _minmax(sign):
-    def build(*args):  # each argument appears twice per fold, hence at most 4 arguments
+def _fold(node):
+    def build(*args):
         acc = args[0]
         for a in args[1:]:
-            acc = Select(sign * (a - acc), acc, a, INCLUSIVE)
+            acc = node(acc, a)
         return acc
     return build
-
-
-def _float_smoothstep(x, x0, x1):
-    s = min(1.0, max(0.0, (x - x0) / (x1 - x0)))
-    return s * s * (3 - 2 * s)
 
 
 def _float_sign(x):
@@ -112,18 +145,19 @@ FUNCTIONS: dict[str, tuple[tuple[int, int], Callable, Callable]] = {
     "sign": ((1, 1), sp.sign, _float_sign),
     "floor": ((1, 1), sp.floor, math.floor),
     "ceil": ((1, 1), sp.ceiling, math.ceil),
-    "min": ((2, 4), _minmax(1), min),
-    "max": ((2, 4), _minmax(-1), max),
-    "step": ((1, 1), lambda x: Select(x, 1, 0, INCLUSIVE), lambda x: 0.0 if x < 0 else 1.0),
-    "smoothstep": ((3, 3), _smoothstep, _float_smoothstep),
+    "min": ((2, 10), _fold(MinOf), min),
+    "max": ((2, 10), _fold(MaxOf), max),
+    "step": ((1, 1), lambda x: Select(1, 0, x, INCLUSIVE), lambda x: 0.0 if x < 0 else 1.0),
+    "smoothstep": ((3, 3), _smoothstep, lambda x, x0, x1: _hermite((x - x0) / (x1 - x0), 0)),
     "where": ((3, 3), None, None),  # where(condition, value_if_true, value_otherwise): _Builder.where
 }
-# a OP b as a Select: true where sign * (b - a) > 0 (strict) or >= 0; and for constants
+# a OP b as a Select condition: sign * (b - a) > 0 (strict) or >= 0; and for constants
 COMPARISONS = {ast.Lt: (1, STRICT, operator.lt), ast.LtE: (1, INCLUSIVE, operator.le),
                ast.Gt: (-1, STRICT, operator.gt), ast.GtE: (-1, INCLUSIVE, operator.ge)}
 OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
              ast.Div: operator.truediv, ast.Pow: operator.pow}
 NONFINITE = {sp.zoo, sp.nan, sp.oo, -sp.oo}
+MAX_DERIVATIVE_SIZE = 50_000  # tree nodes; second derivatives of products grow ~ factors**3
 
 
 def parse_expression(text: str, variables: tuple[str, ...]) -> sp.Expr:
@@ -308,7 +342,7 @@ class _Builder:
             return self.where(node)
         built = [self.build(a) for a in node.args]
         args, values = [b[0] for b in built], [b[1] for b in built]
-        if fname == "smoothstep" and args[1] == args[2]:
+        if fname == "smoothstep" and (args[2] - args[1]).is_zero:
             self.fail(node, "smoothstep(x, x0, x1) needs x0 != x1")
         value = None
         if all(v is not None for v in values):
@@ -331,10 +365,8 @@ class _Builder:
         if all(x[1] is not None and y[1] is not None for _, x, y in tests):  # constant: decide now
             holds = all(compare(x[1], y[1]) for (_, _, compare), x, y in tests)
             return (a, av) if holds else (b, bv)
-        expr = a
-        for (sign, strict, _), (x, _), (y, _) in reversed(tests):
-            expr = Select(sign * (y - x), expr, b, strict)
-        return self.checked(node, expr, None)
+        conditions = [c for (sign, strict, _), (x, _), (y, _) in tests for c in (sign * (y - x), strict)]
+        return self.checked(node, Select(a, b, *conditions), None)
 
     def checked(self, node: ast.AST, expr: sp.Expr, value: float | None):
         """Keep constants bounded so later operations on them stay cheap."""
@@ -354,26 +386,35 @@ def derivative(expr: sp.Expr, variable: str) -> sp.Expr:
                   or (isinstance(e, sp.Derivative) and isinstance(e.expr, (sp.floor, sp.ceiling))),
                   lambda e: sp.S.Zero)
     if d.has(sp.Derivative, sp.Subs):
-        raise ExpressionError(f"cannot differentiate {expr} with respect to {variable}")
+        raise ExpressionError(f"cannot differentiate with respect to {variable}")
+    for size, _ in enumerate(sp.preorder_traversal(d)):
+        if size > MAX_DERIVATIVE_SIZE:
+            raise ExpressionError(f"the derivative with respect to {variable} is too large")
     return d
 
 
-def compile_expression(expr: sp.Expr, variables: tuple[str, ...]) -> Callable[..., float]:
+def compile_expression(expr: sp.Expr, variables: tuple[str, ...],
+                       label: str = "expression") -> Callable[..., float]:
     """A plain-float function f(*values) of `variables` (in that order) for scalar calls.
 
-    Uses Python's math module (about a microsecond per call, several times faster than numpy
-    on scalars). Raises EvaluationError where the expression is undefined (log of a negative,
-    division by zero, overflow, a complex result).
+    Python's math module, not numpy: about a microsecond per scalar call. Raises EvaluationError
+    ("<label> is undefined at t=..., q=...") where the expression is undefined (log of a
+    negative, division by zero, overflow, a complex power).
     """
-    raw = sp.lambdify([SYMBOLS[v] for v in variables], expr, modules="math")
-    text = str(expr)
+    try:
+        # Common subexpressions are shared, except across where() branches: hoisting a branch's
+        # subexpression (log(t) in where(t > 0, log(t), 0)) would evaluate it where undefined.
+        raw = sp.lambdify([SYMBOLS[v] for v in variables], expr, cse=not expr.has(Select),
+                          modules=[{"_hermite": _hermite}, "math"])
+    except (RecursionError, MemoryError):
+        raise ExpressionError(f"{label} is too complex to compile") from None
 
     def f(*args: float) -> float:
         try:
             return float(raw(*args))
         except (ArithmeticError, ValueError, TypeError):  # TypeError: float() of a complex power
-            at = ", ".join(f"{v}={a:g}" for v, a in zip(variables, args))
-            raise EvaluationError(f"{text} is undefined at {at}") from None
+            at = ", ".join(f"{v}={a:.6g}" for v, a in zip(variables, args))
+            raise EvaluationError(f"{label} is undefined at {at}") from None
 
     f.expression = expr
     return f

@@ -20,7 +20,9 @@ RIGID_MARKER_OUTPUTS = ("Position", "Velocity", "RotationMatrix", "Rotation", "A
                         "AngularVelocityLocal")
 POSITION_MARKER_OUTPUTS = ("Position", "Velocity")
 COORDINATE_MARKER_OUTPUTS = ("Coordinates", "Coordinates_t")
-XYZ = {"Position", "Displacement", "Velocity", "Acceleration", "Force", "Torque", "Rotation",
+LOAD_COLUMNS = {"ForceVector": "Force", "TorqueVector": "Torque", "MassProportional": "LoadVector",
+                "Coordinate": "Load"}
+XYZ = {"LoadVector", "Position", "Displacement", "Velocity", "Acceleration", "Force", "Torque", "Rotation",
        "AngularVelocity", "AngularAcceleration"}
 
 
@@ -97,7 +99,8 @@ class SensorSet:
         for i, sensor in enumerate(self.loaded.document.sensors):
             data = np.array(self.rows[i]) if self.rows[i] else np.zeros((0, 1))
             var = sensor.outputVariableType
-            name_var = "Load" if sensor.sensorType == "Load" else var
+            name_var = LOAD_COLUMNS[self.loaded.document.loads[self.loaded.ref("sensors", i, "loadNumber")].loadType] \
+                if sensor.sensorType == "Load" else var
             out[self.loaded.names["sensors"][i]] = SensorSeries(
                 sensorType=sensor.sensorType, item=self.item_name(i, sensor), outputVariableType=var,
                 columns=columns(name_var, data.shape[1] - 1), data=data)
@@ -133,7 +136,7 @@ class SensorSet:
             load = loaded.ref("sensors", i, "loadNumber")
             load_type = loaded.document.loads[load].loadType
             idx = list(s.loads.groups[load_type][0]).index(load)
-            return s.loads.vectors(kin, load_type, kin_load_factor(kin))[idx]
+            return s.loads.groups[load_type][2][idx]  # as given: Exudyn does not rotate body-fixed ones
         return s.motions.output(loaded.ref("sensors", i, "motionNumber"), var, kin, a, lam)
 
     def node_output(self, node: int, var: str, kin, a: np.ndarray):
@@ -194,10 +197,6 @@ class SensorSet:
                  "RotationMatrix": lambda: rot.ravel(), "Rotation": lambda: tait_bryan_xyz(rot),
                  "AngularVelocity": lambda: kin.omega[m], "AngularVelocityLocal": lambda: rot.T @ kin.omega[m]}
         return table[var]()
-
-
-def kin_load_factor(kin) -> float:
-    return getattr(kin, "load_factor", 1.0)
 
 
 def _ep_matrix(theta: np.ndarray) -> np.ndarray:

@@ -182,6 +182,10 @@ class System:
         self.jac_cols = np.concatenate(cols)[self.keep] if cols else np.zeros(0, int)
         self.n = n2 + self.nae
 
+    @staticmethod
+    def kinematics_rot(kin: Kinematics, marker: int) -> np.ndarray:
+        return kin.rot[marker]
+
     def describe_unknowns(self, columns: list[int]) -> list[str]:
         """Item names behind unknowns of the Newton system (for error messages)."""
         names = []

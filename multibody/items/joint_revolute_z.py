@@ -1,7 +1,7 @@
 """ObjectJointRevoluteZ: free rotation about the z axis of joint frame J0.
 
-g = [Δp (global, 3 rows), z0ᵀx1, z0ᵀy1]; ForceLocal = [λ0, λ1, λ2] (global components, as in
-Exudyn), TorqueLocal = [λ3, λ4, 0] plus a motion's torque about z.
+g = [Δp (global, 3 rows), z0ᵀx1, z0ᵀy1]; ForceLocal = A_J0ᵀ[λ0, λ1, λ2] (the global multipliers
+in joint axes, as Exudyn 1.13 reports them), TorqueLocal = [λ3, λ4, 0] plus a motion's torque about z.
 """
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ class JointRevoluteZ(FrameJointGroup):
 
     def output(self, kin, k: int, var: str, lam: np.ndarray, motion_force: float):
         if var == "ForceLocal":
-            return lam[0:3].copy()
+            A0 = self.system.kinematics_rot(kin, self.m0[k]) @ self.R0[k]
+            return A0.T @ lam[0:3]
         if var == "TorqueLocal":
             return np.array([lam[3], lam[4], motion_force])
         return self.frame_output(kin, k, var)

@@ -54,7 +54,7 @@ class TwoMarkerForceGroup:
 
 class SpringDampers(TwoMarkerForceGroup):
     OBJECT_TYPE = "ConnectorSpringDamper"
-    OUTPUTS = ("Distance", "Displacement", "Velocity", "Force")
+    OUTPUTS = ("Distance", "Displacement", "Velocity", "Force", "ForceLocal")
 
     def __init__(self, system):
         super().__init__(system)
@@ -98,13 +98,15 @@ class SpringDampers(TwoMarkerForceGroup):
             return dv[k]
         if var == "Force":
             return self.force(kin)[k] * self.active[k]
+        if var == "ForceLocal":
+            return np.array([self.scalar_force(kin)[k] * self.active[k]])
         raise KeyError(var)
 
 
 class CartesianSpringDampers(TwoMarkerForceGroup):
     """ObjectConnectorCartesianSpringDamper: F = k∘(Δp - offset) + d∘Δv, global components."""
     OBJECT_TYPE = "ConnectorCartesianSpringDamper"
-    OUTPUTS = ("Displacement", "Velocity", "Force")
+    OUTPUTS = ("Distance", "Displacement", "Velocity", "Force")
 
     def __init__(self, system):
         super().__init__(system)
@@ -123,6 +125,8 @@ class CartesianSpringDampers(TwoMarkerForceGroup):
 
     def output(self, kin, k: int, var: str):
         dp, dv = self.relative(kin)
+        if var == "Distance":
+            return np.array([np.linalg.norm(dp[k])])
         if var == "Displacement":
             return dp[k]
         if var == "Velocity":
