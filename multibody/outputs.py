@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .api import Problem, SensorSeries
-from .rotations import tait_bryan_xyz
+from .rotations import cross, tait_bryan_xyz
 
 EP_NODE_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration", "Coordinates", "Coordinates_t",
                    "Coordinates_tt", "CoordinatesTotal", "RotationMatrix", "Rotation", "AngularVelocity",
@@ -178,9 +178,9 @@ class SensorSet:
         table = {
             "Position": lambda: kin.fpos[f] + r,
             "Displacement": lambda: kin.fpos[f] + r - ref_pos,
-            "Velocity": lambda: kin.fvel[f] + A @ np.cross(wbar, local),
-            "VelocityLocal": lambda: A.T @ (kin.fvel[f] + A @ np.cross(wbar, local)),
-            "Acceleration": lambda: acc[:3] + A @ (np.cross(alpha_bar, local) + np.cross(wbar, np.cross(wbar, local))),
+            "Velocity": lambda: kin.fvel[f] + A @ cross(wbar, local),
+            "VelocityLocal": lambda: A.T @ (kin.fvel[f] + A @ cross(wbar, local)),
+            "Acceleration": lambda: acc[:3] + A @ (cross(alpha_bar, local) + cross(wbar, cross(wbar, local))),
             "RotationMatrix": lambda: A.ravel(), "Rotation": lambda: tait_bryan_xyz(A),
             "AngularVelocity": lambda: kin.fomega[f], "AngularVelocityLocal": lambda: wbar,
             "AngularAcceleration": lambda: kin.fG[f] @ acc[3:], "AngularAccelerationLocal": lambda: alpha_bar,

@@ -78,3 +78,14 @@ def tait_bryan_xyz(r: np.ndarray) -> np.ndarray:
     phi0 = np.where(regular, np.arctan2(-r[..., 1, 2], r[..., 2, 2]), 0.0)
     phi2 = np.where(regular, np.arctan2(-r[..., 0, 1], r[..., 0, 0]), np.arctan2(r[..., 1, 0], r[..., 1, 1]))
     return np.stack([phi0, phi1, phi2], axis=-1)
+
+
+def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a x b over the last axis; np.cross is ~20x slower on small arrays (axis juggling)."""
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    out[..., 0] = a1 * b2 - a2 * b1
+    out[..., 1] = a2 * b0 - a0 * b2
+    out[..., 2] = a0 * b1 - a1 * b0
+    return out

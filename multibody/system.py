@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import rotations as R
+from .rotations import cross
 from . import schema as S
 from .items import CONSTRAINT_GROUPS, FORCE_GROUPS
 from .items.bodies import EPNormalization, MassPoints, RigidBodies
@@ -236,7 +237,7 @@ class System:
         pos = fpos[f] + r
         rot = A @ self.mrot
         omega = fomega[f]
-        vel = fvel[f] + np.cross(omega, r)
+        vel = fvel[f] + cross(omega, r)
         nm = len(f)
         Jpos = np.zeros((nm, 3, 7))
         Jpos[:, 0, 0] = Jpos[:, 1, 1] = Jpos[:, 2, 2] = 1.0

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..rotations import cross
+
 from .. import rotations as R
 
 
@@ -66,8 +68,8 @@ class RigidBodies:
         Gb, A = kin.fGbar[self.frame], kin.fA[self.frame]
         wbar = np.einsum("nij,nj->ni", Gb, kin.theta_t[self.frame])
         out = np.zeros((self.size, 7))
-        out[:, :3] = -self.mass[:, None] * np.einsum("nij,nj->ni", A, np.cross(wbar, np.cross(wbar, self.com)))
-        out[:, 3:] = -np.einsum("nji,nj->ni", Gb, np.cross(wbar, np.einsum("nij,nj->ni", self.inertia, wbar)))
+        out[:, :3] = -self.mass[:, None] * np.einsum("nij,nj->ni", A, cross(wbar, cross(wbar, self.com)))
+        out[:, 3:] = -np.einsum("nji,nj->ni", Gb, cross(wbar, np.einsum("nij,nj->ni", self.inertia, wbar)))
         return self.scatter(self.cols, out)
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..rotations import cross
+
 ROT_OUTPUTS = ("Position", "Velocity", "DisplacementLocal", "VelocityLocal", "Rotation", "AngularVelocityLocal",
                "ForceLocal", "TorqueLocal", "HomogeneousTransformation", "HomogeneousTransformationLocal")
 
@@ -51,15 +53,15 @@ def constraint_row(fr: JointFrames, spec: tuple, velocity_level: bool):
         g = fr.dv[:, k] if velocity_level else fr.dp[:, k]
     elif kind == "t":
         a = fr.A0[:, :, spec[1]]
-        C[:, :7] = -_rowvec(a, fr.J0) + _rowvec(np.cross(a, fr.dp), fr.G0)
+        C[:, :7] = -_rowvec(a, fr.J0) + _rowvec(cross(a, fr.dp), fr.G0)
         C[:, 7:] = _rowvec(a, fr.J1)
-        g = _dot(a, fr.dv) + _dot(np.cross(fr.w0, a), fr.dp) if velocity_level else _dot(a, fr.dp)
+        g = _dot(a, fr.dv) + _dot(cross(fr.w0, a), fr.dp) if velocity_level else _dot(a, fr.dp)
     else:
         a, b = fr.A0[:, :, spec[1]], fr.A1[:, :, spec[2]]
-        w = np.cross(a, b)
+        w = cross(a, b)
         C[:, :7] = _rowvec(w, fr.G0)
         C[:, 7:] = -_rowvec(w, fr.G1)
-        g = _dot(np.cross(fr.w0, a), b) + _dot(a, np.cross(fr.w1, b)) if velocity_level else _dot(a, b)
+        g = _dot(cross(fr.w0, a), b) + _dot(a, cross(fr.w1, b)) if velocity_level else _dot(a, b)
     return g, C
 
 

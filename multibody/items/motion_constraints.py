@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..rotations import cross
+
 from .frame_joint import JointFrames, constraint_row
 
 LEVELS = {"Position": 0, "Velocity": 1, "Acceleration": 2}
