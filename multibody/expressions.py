@@ -23,6 +23,7 @@ MAX_DEPTH = 30  # nested functions make second derivatives grow ~depth**2.5: 30 
 MAX_NODES = 400  # bounds the size of second derivatives (each product factor adds terms)
 MAX_MAGNITUDE = 1e100  # literal and constant-subexpression bound
 MAX_EXPONENT = 100
+MAX_FACTORS = 16
 MAX_RATIONAL_BITS = 4096  # exact fractions like (1/10**100)**100 grow without a float bound
 
 SYMBOLS = {name: sp.Symbol(name, real=True) for name in ("t", "q", "u")}
@@ -189,7 +190,11 @@ def parse_expression(text: str, variables: tuple[str, ...]) -> sp.Expr:
     unknown = set(variables) - set(SYMBOLS)
     if unknown:
         raise ValueError(f"unknown variables {sorted(unknown)}")  # programming error, not user input
-    return _Builder(variables).build(tree.body)[0]
+    expr = _Builder(variables).build(tree.body)[0]
+    # Second derivatives of a product of n varying factors have ~n**3 parts (40 factors: seconds).
+    if any(sum(not f.is_number for f in m.args) > MAX_FACTORS for m in expr.atoms(sp.Mul)):
+        raise ExpressionError(f"a product of more than {MAX_FACTORS} varying factors is too costly to differentiate")
+    return expr
 
 
 def _check_shape(root: ast.AST) -> None:

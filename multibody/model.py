@@ -36,7 +36,7 @@ LOAD_MARKERS = {
     "MassProportional": ({"BodyMass"}, "a BodyMass marker"),
     "Coordinate": (COORDINATE_MARKERS, "a NodeCoordinate marker"),
 }
-NODE_COORDINATES = {"RigidBodyEP": 7, "Point": 3}
+NODE_COORDINATES = {"RigidBodyEP": 7, "Point": 3, "PointGround": 0}
 
 
 def item_type(item: Any) -> str:
@@ -268,13 +268,14 @@ class _Checker:
                 self.refs[("markers", i, "bodyNumber")] = self.lookup("markers", i, ".bodyNumber", "objects",
                                                                       mk.bodyNumber, allowed, " or ".join(sorted(allowed)))
             else:
-                allowed = {"NodeRigid": {"RigidBodyEP"}, "NodePosition": {"RigidBodyEP", "Point"},
-                           "NodeCoordinate": {"RigidBodyEP", "Point"}}[t]
+                allowed = {"NodeRigid": {"RigidBodyEP"}, "NodePosition": {"RigidBodyEP", "Point", "PointGround"},
+                           "NodeCoordinate": {"RigidBodyEP", "Point", "PointGround"}}[t]
                 n = self.lookup("markers", i, ".nodeNumber", "nodes", mk.nodeNumber, allowed,
                                 " or ".join(sorted(allowed)) + " node")
                 self.refs[("markers", i, "nodeNumber")] = n
                 if t == "NodeCoordinate" and n is not None:
-                    nc = NODE_COORDINATES[self.doc.nodes[n].nodeType]
+                    node_type = self.doc.nodes[n].nodeType
+                    nc = 3 if node_type == "PointGround" else NODE_COORDINATES[node_type]  # ground x, y, z read 0
                     if not 0 <= mk.coordinate < nc:
                         self.problem("markers", i, ".coordinate", f"= {mk.coordinate}, but node {n} has {nc} coordinates")
 

@@ -10,6 +10,7 @@ from .rotations import cross, tait_bryan_xyz
 EP_NODE_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration", "Coordinates", "Coordinates_t",
                    "Coordinates_tt", "CoordinatesTotal", "RotationMatrix", "Rotation", "AngularVelocity",
                    "AngularVelocityLocal", "AngularAcceleration", "AngularAccelerationLocal")
+POINT_GROUND_OUTPUTS = ("Position", "Displacement", "Velocity")
 POINT_NODE_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration", "Coordinates", "Coordinates_t",
                       "Coordinates_tt", "CoordinatesTotal")
 RIGID_BODY_OUTPUTS = ("Position", "Displacement", "Velocity", "VelocityLocal", "Acceleration", "RotationMatrix",
@@ -45,7 +46,8 @@ def available_outputs(loaded, sensor) -> tuple[str, ...]:
     t = sensor.sensorType
     if t == "Node":
         node = doc.nodes[loaded.ref("sensors", i, "nodeNumber")]
-        return EP_NODE_OUTPUTS if node.nodeType == "RigidBodyEP" else POINT_NODE_OUTPUTS
+        return {"RigidBodyEP": EP_NODE_OUTPUTS, "Point": POINT_NODE_OUTPUTS,
+                "PointGround": POINT_GROUND_OUTPUTS}[node.nodeType]
     if t in ("Body", "Object"):
         key = "bodyNumber" if t == "Body" else "objectNumber"
         obj = doc.objects[loaded.ref("sensors", i, key)]
@@ -146,7 +148,8 @@ class SensorSet:
         acc = a[off:off + n]
         f = s.frame_of_node[node]
         table = {
-            "Position": lambda: kin.fpos[f], "Displacement": lambda: q[:3], "Velocity": lambda: v[:3],
+            "Position": lambda: kin.fpos[f], "Displacement": lambda: q[:3] if n else np.zeros(3),
+            "Velocity": lambda: kin.fvel[f],
             "Acceleration": lambda: acc[:3], "Coordinates": lambda: q, "Coordinates_t": lambda: v,
             "Coordinates_tt": lambda: acc, "CoordinatesTotal": lambda: s.q_ref[off:off + n] + q,
             "RotationMatrix": lambda: kin.fA[f].ravel(), "Rotation": lambda: tait_bryan_xyz(kin.fA[f]),
@@ -189,8 +192,8 @@ class SensorSet:
 
     def marker_output(self, m: int, var: str, kin):
         s = self.system
-        if s.mcoord[m] != s.dummy:
-            c = s.mcoord[m]
+        if self.loaded.document.markers[m].markerType == "NodeCoordinate":
+            c = s.mcoord[m]  # the dummy slot (0) on a ground node
             return [kin.q[c]] if var == "Coordinates" else [kin.v[c]]
         rot = kin.rot[m]
         table = {"Position": lambda: kin.pos[m], "Velocity": lambda: kin.vel[m],

@@ -100,7 +100,13 @@ class NodePoint(Item):
     initialVelocities: Vector3 = Field(default_factory=lambda: [0.0] * 3)
 
 
-Node = Annotated[Union[NodeRigidBodyEP, NodePoint], Field(discriminator="nodeType")]
+class NodePointGround(Item):
+    """A ground point: no coordinates; NodeCoordinate markers on it read 0."""
+    nodeType: Literal["PointGround"]
+    referenceCoordinates: Vector3 = Field(default_factory=lambda: [0.0] * 3)
+
+
+Node = Annotated[Union[NodeRigidBodyEP, NodePoint, NodePointGround], Field(discriminator="nodeType")]
 
 
 # ---------------------------------------------------------------------------------- objects
@@ -169,7 +175,8 @@ class ObjectJointGeneric(_RotationMarkers):
     offsetUserFunctionParameters: Vector6 = Field(default_factory=lambda: [0.0] * 6)
     offsetUserFunction: UnsetUserFunction = 0
     offsetUserFunction_t: UnsetUserFunction = 0
-    alternativeConstraints: bool = False
+    alternativeConstraints: Literal[False] = Field(False, description="the alternative (triple product) "
+                                                   "rotation constraints are not supported")
 
 
 class ObjectConnectorSpringDamper(_Connector):

@@ -62,7 +62,7 @@ class System:
         off = 0
         for i, node in enumerate(doc.nodes):
             self.node_offset[i] = off
-            self.node_ncoords[i] = 7 if node.nodeType == "RigidBodyEP" else 3
+            self.node_ncoords[i] = {"RigidBodyEP": 7, "Point": 3, "PointGround": 0}[node.nodeType]
             off += self.node_ncoords[i]
         self.n2 = off
         self.dummy = off
@@ -70,6 +70,8 @@ class System:
         self.q_init = np.zeros(self.n2)
         self.v_init = np.zeros(self.n2)
         for i, node in enumerate(doc.nodes):
+            if not self.node_ncoords[i]:
+                continue  # a ground node: its frame below is fixed, all its columns the dummy slot
             sl = slice(self.node_offset[i], self.node_offset[i] + self.node_ncoords[i])
             self.q_ref[sl] = node.referenceCoordinates
             self.q_init[sl] = node.initialCoordinates
@@ -122,7 +124,8 @@ class System:
                     self.mlocal[m] = body.centerOfMass
             elif mk.markerType == "NodeCoordinate":
                 node = loaded.ref("markers", m, "nodeNumber")
-                self.mcoord[m] = self.node_offset[node] + mk.coordinate
+                if self.node_ncoords[node]:  # on a ground node the coordinate is the dummy slot (always 0)
+                    self.mcoord[m] = self.node_offset[node] + mk.coordinate
         self.mcols = self.fcols[self.mframe]
         self.mlocal_skew = R.skew(self.mlocal)
         # ---------------------------------------------------------------- items
@@ -134,7 +137,7 @@ class System:
         self.ae_offset = 0
         self.ep_constraints = EPNormalization(self)
         self.motions = Motions(self)
-        self.constraints = [self.ep_constraints] + [cls(self) for cls in CONSTRAINT_GROUPS] + [self.motions]
+        self.constraints = [self.ep_constraints] + [g for cls in CONSTRAINT_GROUPS for g in cls.groups(self)] + [self.motions]
         self.constraints = [g for g in self.constraints if g.size]
         self.nae = self.ae_offset
         self.object_group = {}  # object index -> (group, row in group)

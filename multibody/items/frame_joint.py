@@ -70,11 +70,18 @@ class FrameJointGroup:
     OBJECT_TYPE = ""
     ROWS: tuple = ()
 
-    def __init__(self, system):
+    @classmethod
+    def groups(cls, system) -> list:
+        """The groups compiled for a model: one per type; types whose rows depend on parameters
+        make one group per distinct row set."""
+        return [cls(system)]
+
+    def __init__(self, system, objects: list[int] | None = None):
         doc = system.loaded.document
         ref = system.loaded.ref
         self.system = system
-        self.objects = [i for i, o in enumerate(doc.objects) if o.objectType == self.OBJECT_TYPE]
+        self.objects = objects if objects is not None else \
+            [i for i, o in enumerate(doc.objects) if o.objectType == self.OBJECT_TYPE]
         n = self.size = len(self.objects)
         ms = np.array([ref("objects", i, "markerNumbers") for i in self.objects], dtype=int).reshape(n, 2)
         self.m0, self.m1 = ms[:, 0], ms[:, 1]

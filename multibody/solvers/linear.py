@@ -32,8 +32,8 @@ class Factorization:
                     self.lu = sla.lu_factor(A, check_finite=True)
                 except (sla.LinAlgWarning, ValueError, np.linalg.LinAlgError):
                     raise SingularMatrix(dependent_columns(A)) from None
-            diag = np.abs(np.diag(self.lu[0]))
-            if not np.all(diag > 1e-14 * max(1.0, diag.max())):
+            # a pivot at round-off level of its column: (numerically) dependent unknowns
+            if not np.all(np.abs(np.diag(self.lu[0])) > 1e-13 * np.abs(A).max(axis=0)):
                 raise SingularMatrix(dependent_columns(A))
             self.sparse = None
         else:
