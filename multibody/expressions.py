@@ -18,12 +18,15 @@ from typing import Callable
 
 import sympy as sp
 
+# Limits. The costly step is not parsing but the second derivatives a motion law needs: they
+# grow ~depth**2.5 with nested functions and ~factors**3 with products (16 factors: 1.4 s).
 MAX_LENGTH = 2000
-MAX_DEPTH = 30  # nested functions make second derivatives grow ~depth**2.5: 30 keeps them < 1 s
-MAX_NODES = 400  # bounds the size of second derivatives (each product factor adds terms)
-MAX_MAGNITUDE = 1e100  # literal and constant-subexpression bound
+MAX_DEPTH = 30
+MAX_NODES = 400
+MAX_FACTORS = 12  # varying factors in one product
+MAX_DERIVATIVE_SIZE = 50_000  # tree nodes, a last guard before compiling
+MAX_MAGNITUDE = 1e100  # literals and constant subexpressions
 MAX_EXPONENT = 100
-MAX_FACTORS = 16
 MAX_RATIONAL_BITS = 4096  # exact fractions like (1/10**100)**100 grow without a float bound
 
 SYMBOLS = {name: sp.Symbol(name, real=True) for name in ("t", "q", "u")}
@@ -45,7 +48,7 @@ class EvaluationError(ArithmeticError):
 class Select(sp.Function):
     """Select(a, b, s1, strict1, s2, strict2, ...): a where every s_i > 0 (>= 0 if strict_i is 0), else b.
 
-    Our own piecewise node for where() and step(). sympy's Piecewise solves inequalities when a
+    Our own piecewise node for where(), step() and the derivatives of min/max. sympy's Piecewise solves inequalities when a
     condition contains another Piecewise (seconds for min(t, max(t, 1)), unbounded in general);
     this node does no such evaluation, its derivative is that of the branches (almost
     everywhere), and it prints as a Python conditional, so only the chosen branch is evaluated.
@@ -115,6 +118,7 @@ def _smoothstep(x, x0, x1):
 
 
 def _fold(node):
+    """min(a, b, c) as MinOf(MinOf(a, b), c)."""
     def build(*args):
         acc = args[0]
         for a in args[1:]:
@@ -158,7 +162,6 @@ COMPARISONS = {ast.Lt: (1, STRICT, operator.lt), ast.LtE: (1, INCLUSIVE, operato
 OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
              ast.Div: operator.truediv, ast.Pow: operator.pow}
 NONFINITE = {sp.zoo, sp.nan, sp.oo, -sp.oo}
-MAX_DERIVATIVE_SIZE = 50_000  # tree nodes; second derivatives of products grow ~ factors**3
 
 
 def parse_expression(text: str, variables: tuple[str, ...]) -> sp.Expr:
@@ -166,6 +169,8 @@ def parse_expression(text: str, variables: tuple[str, ...]) -> sp.Expr:
 
     Raises ExpressionError with a message naming the offending construct and its column.
     """
+    if not set(variables) <= set(SYMBOLS):
+        raise ValueError(f"variables must be among {tuple(SYMBOLS)}")  # a caller's bug, not user input
     if not isinstance(text, str):
         raise ExpressionError(f"expected a string, got {type(text).__name__}")
     if len(text) > MAX_LENGTH:
@@ -187,11 +192,7 @@ def parse_expression(text: str, variables: tuple[str, ...]) -> sp.Expr:
     except (ValueError, RecursionError, MemoryError):  # null bytes; pathological unbracketed chains
         raise ExpressionError("expression cannot be parsed") from None
     _check_shape(tree.body)
-    unknown = set(variables) - set(SYMBOLS)
-    if unknown:
-        raise ValueError(f"unknown variables {sorted(unknown)}")  # programming error, not user input
     expr = _Builder(variables).build(tree.body)[0]
-    # Second derivatives of a product of n varying factors have ~n**3 parts (40 factors: seconds).
     if any(sum(not f.is_number for f in m.args) > MAX_FACTORS for m in expr.atoms(sp.Mul)):
         raise ExpressionError(f"a product of more than {MAX_FACTORS} varying factors is too costly to differentiate")
     return expr
@@ -201,7 +202,7 @@ def _check_shape(root: ast.AST) -> None:
     """Depth and size limits, iteratively, before the recursive builder runs.
 
     Depth counts what the builder recurses on: chains (a + b - c * d, ---t) are built in a loop
-    and cost no depth, so long sums are fine while 51 nested brackets are not.
+    and cost no depth, so long sums are fine while 31 nested brackets are not.
     """
     stack, count = [(root, 1)], 0
     while stack:
@@ -228,7 +229,7 @@ def _continues_chain(parent: ast.AST, child: ast.AST) -> bool:
         _is_chain(parent) and _is_chain(child) and child is parent.left)
 
 
-def text_of(v: float) -> str:
+def _number_text(v: float) -> str:
     """A short rendering of a possibly huge number for messages (f'{v:g}' overflows on big ints)."""
     digits = str(v) if not isinstance(v, int) else str(abs(v))
     return digits if len(digits) <= 12 else (f"{v:.3g}" if isinstance(v, float) else f"a {len(digits)}-digit integer")
@@ -258,7 +259,7 @@ class _Builder:
                 negate ^= isinstance(inner.op, ast.USub)
                 inner = inner.operand
             expr, value = self.build(inner)
-            return self.checked(node, -expr, -value) if negate else (expr, value)
+            return self.checked(node, -expr, None if value is None else -value) if negate else (expr, value)
         if _is_chain(node):  # a + b * c - d is left-nested: fold it left to right in a loop
             spine = []
             while _is_chain(node):
@@ -288,8 +289,7 @@ class _Builder:
         if isinstance(node, ast.Compare):
             return "a comparison is only allowed as the condition of where(condition, a, b)"
         if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.BoolOp)):
-            op = getattr(node, "op", None)
-            return f"operator {type(op).__name__ if op else 'and/or'} is not allowed (use + - * / **)"
+            return f"operator {type(node.op).__name__} is not allowed (use + - * / **)"
         return f"{type(node).__name__} is not allowed in an expression"
 
     def constant(self, node: ast.Constant):
@@ -298,7 +298,7 @@ class _Builder:
             what = "strings" if isinstance(v, (str, bytes)) else f"{type(v).__name__} constants"
             self.fail(node, f"{what} are not allowed")
         if not abs(v) <= MAX_MAGNITUDE:  # also rejects inf/nan (1e999)
-            self.fail(node, f"number {text_of(v)} is too large (at most {MAX_MAGNITUDE:g} in magnitude)")
+            self.fail(node, f"number {_number_text(v)} is too large (at most {MAX_MAGNITUDE:g} in magnitude)")
         # Integers stay exact so 2*pi and 1/3 are exact; floats keep their value as written.
         return (sp.Integer(v) if isinstance(v, int) else sp.Float(v)), float(v)
 
@@ -387,15 +387,20 @@ class _Builder:
 def derivative(expr: sp.Expr, variable: str) -> sp.Expr:
     """d expr / d variable; steps, floor and ceil count as flat (derivative zero almost everywhere)."""
     d = sp.diff(expr, SYMBOLS[variable])
-    d = d.replace(lambda e: isinstance(e, sp.DiracDelta)
-                  or (isinstance(e, sp.Derivative) and isinstance(e.expr, (sp.floor, sp.ceiling))),
-                  lambda e: sp.S.Zero)
+    d = d.xreplace({e: sp.S.Zero for e in d.atoms(sp.DiracDelta, sp.Derivative, sp.Subs)
+                    if isinstance(e, sp.DiracDelta) or _is_floor_derivative(e)})
     if d.has(sp.Derivative, sp.Subs):
         raise ExpressionError(f"cannot differentiate with respect to {variable}")
     for size, _ in enumerate(sp.preorder_traversal(d)):
         if size > MAX_DERIVATIVE_SIZE:
             raise ExpressionError(f"the derivative with respect to {variable} is too large")
     return d
+
+
+def _is_floor_derivative(e: sp.Basic) -> bool:
+    if isinstance(e, sp.Subs):  # the chain rule's d floor(x)/dx at x = 3*t
+        e = e.expr
+    return isinstance(e, sp.Derivative) and isinstance(e.expr, (sp.floor, sp.ceiling))
 
 
 def compile_expression(expr: sp.Expr, variables: tuple[str, ...],
@@ -421,5 +426,4 @@ def compile_expression(expr: sp.Expr, variables: tuple[str, ...],
             at = ", ".join(f"{v}={a:.6g}" for v, a in zip(variables, args))
             raise EvaluationError(f"{label} is undefined at {at}") from None
 
-    f.expression = expr
     return f

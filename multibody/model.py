@@ -154,6 +154,8 @@ class _Checker:
         self.resolve_loads()
         self.resolve_sensors()
         motions = self.resolve_motions()
+        from .solvers.explicit import model_problems
+        self.problems += model_problems(self.doc, settings, self.names, self.refs)
         if self.problems:
             raise ModelInvalid(self.problems)
         loaded = LoadedModel(document=self.doc, settings=settings, names=self.names, refs=self.refs,
@@ -257,6 +259,8 @@ class _Checker:
             if obj.objectType == "Ground":
                 return ("ground", b)
             return ("node", self.refs.get(("objects", b, "nodeNumber")))
+        if mk.markerType == "NodeCoordinate":  # two coordinates of one node may be connected
+            return ("coordinate", self.refs.get(("markers", m, "nodeNumber")), mk.coordinate)
         return ("node", self.refs.get(("markers", m, "nodeNumber")))
 
     def resolve_markers(self) -> None:

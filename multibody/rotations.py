@@ -32,24 +32,10 @@ def ep_rotation(t: np.ndarray) -> np.ndarray:
     return a
 
 
-def ep_G(t: np.ndarray) -> np.ndarray:
-    """G = 2[-θv | θ0 I + θ̃v] (global angular velocity ω = G θ̇), (n,4) -> (n,3,4)."""
-    t0, t1, t2, t3 = t[..., 0], t[..., 1], t[..., 2], t[..., 3]
-    g = np.empty(t.shape[:-1] + (3, 4))
-    g[..., 0, :] = np.stack([-t1, t0, -t3, t2], axis=-1)
-    g[..., 1, :] = np.stack([-t2, t3, t0, -t1], axis=-1)
-    g[..., 2, :] = np.stack([-t3, -t2, t1, t0], axis=-1)
-    return 2.0 * g
-
-
-def ep_Gbar(t: np.ndarray) -> np.ndarray:
-    """Ḡ = 2[-θv | θ0 I - θ̃v] (body-frame angular velocity ω̄ = Ḡ θ̇), (n,4) -> (n,3,4)."""
-    t0, t1, t2, t3 = t[..., 0], t[..., 1], t[..., 2], t[..., 3]
-    g = np.empty(t.shape[:-1] + (3, 4))
-    g[..., 0, :] = np.stack([-t1, t0, t3, -t2], axis=-1)
-    g[..., 1, :] = np.stack([-t2, -t3, t0, t1], axis=-1)
-    g[..., 2, :] = np.stack([-t3, t2, -t1, t0], axis=-1)
-    return 2.0 * g
+# G = 2[-θv | θ0 I + θ̃v] and Ḡ = 2[-θv | θ0 I - θ̃v] pick the same entries of θ, with signs
+EP_G_INDEX = np.array([[1, 0, 3, 2], [2, 3, 0, 1], [3, 2, 1, 0]])
+EP_G_SIGN = 2.0 * np.array([[-1, 1, -1, 1], [-1, 1, 1, -1], [-1, -1, 1, 1]])
+EP_GBAR_SIGN = 2.0 * np.array([[-1, 1, 1, -1], [-1, -1, 1, 1], [-1, 1, -1, 1]])
 
 
 def rotation_to_ep(r: np.ndarray) -> np.ndarray:

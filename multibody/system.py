@@ -97,6 +97,9 @@ class System:
             self.fpos_ref[f] = pos
             self.ftheta_ref[f] = R.rotation_to_ep(rot)
         self.ep_frames = np.flatnonzero(self.f_is_ep)
+        ep = self.f_is_ep[:, None, None]
+        self.fG_sign = np.where(ep, R.EP_G_SIGN, 0.0)
+        self.fGbar_sign = np.where(ep, R.EP_GBAR_SIGN, 0.0)
         # ---------------------------------------------------------------- markers
         nm = len(doc.markers)
         self.mframe = np.zeros(nm, dtype=int)
@@ -127,7 +130,6 @@ class System:
                 if self.node_ncoords[node]:  # on a ground node the coordinate is the dummy slot (always 0)
                     self.mcoord[m] = self.node_offset[node] + mk.coordinate
         self.mcols = self.fcols[self.mframe]
-        self.mlocal_skew = R.skew(self.mlocal)
         # ---------------------------------------------------------------- items
         self.bodies = RigidBodies(self)
         self.mass_points = MassPoints(self)
@@ -222,15 +224,15 @@ class System:
 
     # ------------------------------------------------------------------------ stage: kinematics
     def kinematics(self, t: float, q: np.ndarray, v: np.ndarray) -> Kinematics:
-        qx = np.append(q, 0.0)
-        vx = np.append(v, 0.0)
+        qx = np.concatenate([q, [0.0]])
+        vx = np.concatenate([v, [0.0]])
         Q, V = qx[self.fcols], vx[self.fcols]
         theta = self.ftheta_ref + Q[:, 3:]
         theta_t = V[:, 3:]
         fA = R.ep_rotation(theta)
-        ep = self.f_is_ep[:, None, None]
-        fG = np.where(ep, R.ep_G(theta), 0.0)
-        fGbar = np.where(ep, R.ep_Gbar(theta), 0.0)
+        gathered = theta[:, R.EP_G_INDEX]  # G and Ḡ are signed permutations of θ (zero off EP nodes)
+        fG = gathered * self.fG_sign
+        fGbar = gathered * self.fGbar_sign
         fpos = self.fpos_ref + Q[:, :3]
         fvel = V[:, :3]
         fomega = np.einsum("nij,nj->ni", fG, theta_t)
@@ -241,12 +243,14 @@ class System:
         rot = A @ self.mrot
         omega = fomega[f]
         vel = fvel[f] + cross(omega, r)
-        nm = len(f)
-        Jpos = np.zeros((nm, 3, 7))
-        Jpos[:, 0, 0] = Jpos[:, 1, 1] = Jpos[:, 2, 2] = 1.0
-        Jpos[:, :, 3:] = -(A @ self.mlocal_skew) @ fGbar[f]
-        Jrot = np.zeros((nm, 3, 7))
-        Jrot[:, :, 3:] = fG[f]
+        G = fG[f]
+        Jpos = np.empty((len(f), 3, 7))
+        Jpos[:, :, :3] = np.eye(3)
+        # -A b̃ Ḡ as Exudyn writes it, evaluated as -(A b)~ G (equal for unit Euler parameters,
+        # which the normalization constraint keeps to Newton tolerance), one product less
+        Jpos[:, :, 3:] = -R.skew(r) @ G
+        Jrot = np.zeros((len(f), 3, 7))
+        Jrot[:, :, 3:] = G
         return Kinematics(t, qx, vx, theta, theta_t, fA, fG, fGbar, fpos, fvel, fomega,
                           pos, rot, vel, omega, Jpos, Jrot)
 

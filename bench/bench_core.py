@@ -1,0 +1,99 @@
+"""Numeric core vs Exudyn 1.13.6 on the same model documents, measured in one process run.
+
+    python bench/bench_core.py [--repeat 3] [--models mini,slider_crank,chain_1,...]
+
+Prints per model the median solve time of mbserve (solveSeconds: the solve alone) and of
+Exudyn (SolveDynamic alone; dense and sparse linear solver, the better one counted), the
+ratio mbserve/Exudyn and steps/s; the fitted exponent of the per-step cost over the chain
+length; and the peak RSS of a chain_200 solve in a fresh process (mbserve and Exudyn).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import exudyn_runner  # noqa: E402
+
+import multibody  # noqa: E402
+
+EXAMPLES = ROOT.parent / "shared" / "examples"
+MODELS = {
+    "mini": EXAMPLES / "mini" / "model.json",
+    "slider_crank": ROOT / "tests" / "multibody" / "cases" / "slider_crank" / "model.json",
+    "chain_1": EXAMPLES / "chain_1" / "model.json",
+    "chain_10": EXAMPLES / "chain_10" / "model.json",
+    "chain_50": EXAMPLES / "chain_50" / "model.json",
+    "chain_200": EXAMPLES / "chain_200" / "model.json",
+}
+
+RSS_SCRIPT = """
+import json, resource, sys
+sys.path.insert(0, {bench!r}); sys.path.insert(0, {root!r})
+doc = json.load(open({model!r}))
+if {which!r} == "mbserve":
+    import multibody; multibody.simulate(doc)
+else:
+    import exudyn_runner; exudyn_runner.solve(doc, sparse=True)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def median_time(fn, repeat: int) -> float:
+    return statistics.median(fn() for _ in range(repeat))
+
+
+def peak_rss_mb(model: Path, which: str) -> float:
+    code = RSS_SCRIPT.format(bench=str(Path(__file__).resolve().parent), root=str(ROOT), model=str(model),
+                             which=which)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return int(out.stdout.strip().splitlines()[-1]) / 1024.0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--json", help="also write the table here")
+    args = ap.parse_args()
+    rows = []
+    print(f"{'model':14s} {'steps':>6s} {'mbserve s':>10s} {'exudyn dense':>12s} {'exudyn sparse':>13s} "
+          f"{'ratio':>7s} {'mbserve steps/s':>15s}")
+    for name in args.models.split(","):
+        doc = json.loads(MODELS[name].read_text())
+        status = multibody.simulate(doc)
+        if status.status != "succeeded":
+            print(f"{name:14s} mbserve failed: {status.error}")
+            continue
+        steps = status.solver["steps"]
+        ours = median_time(lambda: multibody.simulate(doc).solver["solveSeconds"], args.repeat)
+        dense = median_time(lambda: exudyn_runner.solve(doc)[0], args.repeat)
+        sparse = median_time(lambda: exudyn_runner.solve(doc, sparse=True)[0], args.repeat)
+        best = min(dense, sparse)
+        rows.append({"model": name, "steps": steps, "mbserve": ours, "exudynDense": dense, "exudynSparse": sparse,
+                     "ratio": ours / best, "stepsPerSecond": steps / ours})
+        print(f"{name:14s} {steps:6d} {ours:10.4f} {dense:12.4f} {sparse:13.4f} {ours / best:7.2f} {steps / ours:15.0f}")
+    chains = [r for r in rows if r["model"].startswith("chain_") and r["model"] != "chain_1"]
+    if len(chains) >= 2:
+        n = np.array([int(r["model"].split("_")[1]) for r in chains], float)
+        cost = np.array([r["mbserve"] / r["steps"] for r in chains])
+        slope = np.polyfit(np.log(n), np.log(cost), 1)[0]
+        print(f"per-step cost ~ N^{slope:.2f} over chains N = {', '.join(str(int(x)) for x in n)}")
+    if "chain_200" in args.models:
+        print(f"peak RSS chain_200: mbserve {peak_rss_mb(MODELS['chain_200'], 'mbserve'):.0f} MB, "
+              f"Exudyn {peak_rss_mb(MODELS['chain_200'], 'exudyn'):.0f} MB (whole process)")
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,156 @@
+"""Service overhead and small-job throughput, embedded and (when reachable) Redis + PostgreSQL.
+
+- overhead: median over runs of (end-to-end latency of one mini job: POST, poll every 5 ms,
+  GET results) minus the job's own solveSeconds; next to the in-process solve;
+- throughput: mini jobs per second with 2 worker processes (jobs posted by 8 clients), next to
+  a no-op Celery task on the same broker and settings (2 worker processes): the floor.
+
+    python bench/bench_service.py [--runs 20] [--jobs 40]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from tests.support import free_port, start, stop, wait_http  # noqa: E402
+
+MINI = json.loads((ROOT.parent / "shared" / "examples" / "mini" / "model.json").read_text())
+
+
+def wait_done(client: httpx.Client, job_id: str, poll: float) -> dict:
+    while True:
+        job = client.get(f"/v1/jobs/{job_id}").json()
+        if job["status"] not in ("queued", "running"):
+            return job
+        time.sleep(poll)
+
+
+def latency(url: str, runs: int) -> tuple[float, float]:
+    """Medians of end-to-end latency and of (latency - solveSeconds)."""
+    totals, overheads = [], []
+    with httpx.Client(base_url=url, timeout=60) as client:
+        for _ in range(runs + 1):
+            t0 = time.perf_counter()
+            job = client.post("/v1/jobs", json={"model": MINI}).json()
+            wait_done(client, job["id"], poll=0.005)
+            results = client.get(f"/v1/jobs/{job['id']}/results").json()
+            total = time.perf_counter() - t0
+            totals.append(total)
+            overheads.append(total - results["solver"]["solveSeconds"])
+    return statistics.median(totals[1:]), statistics.median(overheads[1:])  # first run warms up
+
+
+def throughput(url: str, jobs: int) -> float:
+    def one(_):
+        with httpx.Client(base_url=url, timeout=120) as client:
+            job = client.post("/v1/jobs", json={"model": MINI}).json()
+            assert wait_done(client, job["id"], poll=0.1)["status"] == "succeeded"  # 8 clients: poll gently
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(one, range(jobs)))
+    return jobs / (time.perf_counter() - t0)
+
+
+def noop_floor(env: dict, work: Path, runs: int, jobs: int) -> tuple[float, float]:
+    """Median round trip of one no-op task, and no-op tasks per second, 2 worker processes."""
+    proc = start(["celery", "-A", "bench.noop_app", "worker", "-c", "2", "-Q", "mbserve", "--loglevel=WARNING",
+                  "--without-gossip", "--without-mingle"], env, work / "noop.log")
+    try:
+        out = subprocess.run([sys.executable, "-m", "bench.noop_app", str(runs), str(jobs)], cwd=ROOT,
+                             env={**os.environ, **env}, capture_output=True, text=True, check=True, timeout=300)
+    finally:
+        stop(proc)
+    measured = json.loads(out.stdout)
+    return measured["roundTrip"], measured["perSecond"]
+
+
+def solve_in_process(runs: int) -> float:
+    import multibody
+    return statistics.median(multibody.simulate(MINI).solver["solveSeconds"] for _ in range(runs))
+
+
+def run_setup(name: str, env: dict, serve_args: list[str], worker: bool, work: Path, noop_env: dict,
+              args) -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    procs = [start(["mbserve.cli", "serve", "--port", str(port), *serve_args], env, work / "api.log")]
+    if worker:
+        procs.append(start(["mbserve.cli", "worker", "--concurrency", "2", "--loglevel", "WARNING"], env,
+                           work / "worker.log"))
+    try:
+        wait_http(f"{url}/readyz", procs[0], work / "api.log")
+        total, overhead = latency(url, args.runs)
+        rate = throughput(url, args.jobs)
+    finally:
+        for p in procs:
+            stop(p)
+    trip, noop_rate = noop_floor(noop_env, work, args.runs, args.jobs)
+    print(f"\n[{name}]")
+    print(f"  mini job end to end, median of {args.runs}:   {total * 1e3:8.1f} ms")
+    print(f"  service overhead (latency - solveSeconds): {overhead * 1e3:8.1f} ms")
+    print(f"  no-op Celery task round trip, median:      {trip * 1e3:8.1f} ms  "
+          f"(overhead / no-op = {overhead / trip:.1f}x)")
+    print(f"  mini jobs/s, 2 worker processes:           {rate:8.2f}")
+    print(f"  no-op tasks/s, 2 worker processes:         {noop_rate:8.2f}  "
+          f"(mini / no-op = {rate / noop_rate:.3f})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--jobs", type=int, default=40)
+    args = parser.parse_args()
+    os.chdir(ROOT)
+    solve = solve_in_process(args.runs)
+    print(f"in-process solve of the mini example (solveSeconds), median of {args.runs}: {solve * 1e3:.1f} ms")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        env = {"MBSERVE_DATA_DIR": str(work / "embedded"), "MBSERVE_WORKER_CONCURRENCY": "2",
+               "MBSERVE_RATE_LIMIT_PER_MINUTE": "100000"}
+        noop_env = {"MBSERVE_DATA_DIR": str(work / "noop"), "BENCH_RESULT_BACKEND": f"file://{work / 'noop-results'}"}
+        (work / "noop-results").mkdir()
+        (work / "noop" / "broker").mkdir(parents=True)
+        run_setup("embedded: SQLite, filesystem broker", env, [], False, work, noop_env, args)
+
+        try:
+            import psycopg
+            import redis
+            redis.Redis(socket_timeout=2).ping()
+            name = f"mbserve_bench_{secrets.token_hex(4)}"
+            with psycopg.connect("host=127.0.0.1 user=postgres dbname=postgres", autocommit=True) as conn:
+                conn.execute(f'CREATE DATABASE "{name}"')
+        except Exception as exc:
+            print(f"\n[distributed] skipped: {exc}")
+            return
+        try:
+            redis.Redis(db=13).flushdb()
+            redis.Redis(db=12).flushdb()
+            env = {"MBSERVE_DATA_DIR": str(work / "distributed"), "MBSERVE_RATE_LIMIT_PER_MINUTE": "100000",
+                   "MBSERVE_DATABASE_URL": f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}",
+                   "MBSERVE_BROKER_URL": "redis://127.0.0.1:6379/13"}
+            noop_env = {"MBSERVE_DATA_DIR": str(work / "noop2"), "MBSERVE_BROKER_URL": "redis://127.0.0.1:6379/12",
+                        "BENCH_RESULT_BACKEND": "redis://127.0.0.1:6379/12"}
+            run_setup("distributed: PostgreSQL, Redis broker", env, ["--no-worker"], True, work, noop_env, args)
+        finally:
+            redis.Redis(db=13).flushdb()
+            redis.Redis(db=12).flushdb()
+            with psycopg.connect("host=127.0.0.1 user=postgres dbname=postgres", autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,218 @@
+"""Motion specs (SPEC section 2) compiled to laws: levels, methods, built-ins, derivative checks."""
+import math
+
+import pytest
+from pydantic import ValidationError
+
+from multibody.motions import MOTION_ADAPTER, EvaluationError, MotionError, MotionLaw, build_motion_law
+
+# Exact analytic values: tolerances are a few ulps of float rounding.
+REL = 1e-13
+
+
+def law(doc: dict, path: str = "motions[0]") -> MotionLaw:
+    return build_motion_law(MOTION_ADAPTER.validate_python(doc), path, doc.get("name", "m"))
+
+
+def problems(doc: dict) -> list[tuple[str, str]]:
+    with pytest.raises(MotionError) as info:
+        law(doc)
+    return info.value.problems
+
+
+def custom(level: str, **fields) -> dict:
+    return {"motionType": "Custom", "name": "drive", "joint": "slider", "level": level, **fields}
+
+
+def test_spec_example_position_law_with_given_derivatives():
+    m = law(custom("Position", position="0.1*sin(2*pi*t)", positionDot="0.2*pi*cos(2*pi*t)",
+                   positionDotDot="-0.4*pi**2*sin(2*pi*t)"))
+    w = 2 * math.pi
+    for t in (0.0, 0.1, 0.25, 0.6):
+        assert m.q(t) == pytest.approx(0.1 * math.sin(w * t), rel=REL, abs=1e-16)
+        assert m.qd(t) == pytest.approx(0.1 * w * math.cos(w * t), rel=REL, abs=1e-15)
+        assert m.qdd(t) == pytest.approx(-0.1 * w * w * math.sin(w * t), rel=REL, abs=1e-14)
+        assert m.u(t, 123.0) == m.qd(t) and m.udot(t, 1.0, 2.0) == m.qdd(t)
+        assert m.du_dq(t, 1.0) == m.dudot_dq(t, 1.0, 2.0) == m.dudot_du(t, 1.0, 2.0) == 0.0
+    assert (m.level, m.method, m.is_free) == ("Position", "Prescribed", False)
+
+
+def test_position_derivatives_are_derived_when_omitted():
+    m = law(custom("Position", position="0.1*sin(2*pi*t)"))
+    assert m.qd(0.1) == pytest.approx(0.2 * math.pi * math.cos(0.2 * math.pi), rel=REL)
+    assert m.qdd(0.1) == pytest.approx(-0.4 * math.pi ** 2 * math.sin(0.2 * math.pi), rel=REL)
+
+
+@pytest.mark.parametrize("level", ["Position", "Velocity", "Acceleration"])
+def test_sinusoid_prescribes_the_level_quantity(level):
+    a, w, phi = 0.3, 4.0, 0.5
+    m = law({"motionType": "Sinusoid", "joint": 2, "level": level, "amplitude": a, "rate": w, "phase": phi})
+    t = 0.37
+    s, c = math.sin(w * t + phi), math.cos(w * t + phi)
+    if level == "Position":
+        assert (m.q(t), m.qd(t), m.qdd(t)) == pytest.approx((a * s, a * w * c, -a * w * w * s), rel=REL)
+    elif level == "Velocity":
+        assert m.q is None
+        assert (m.u(t, 9.0), m.du_dq(t, 9.0)) == pytest.approx((a * s, 0.0), rel=REL)
+        assert m.udot(t, 9.0, 1.0) == pytest.approx(a * w * c, rel=REL)
+    else:
+        assert m.q is None and m.u is None
+        assert m.udot(t, 9.0, 1.0) == pytest.approx(a * s, rel=REL)
+        assert m.dudot_dq(t, 9.0, 1.0) == m.dudot_du(t, 9.0, 1.0) == 0.0
+
+
+def test_steady_is_a_constant_rate():
+    m = law({"motionType": "Steady", "joint": "crank", "u": 2.5, "Vshow": False})
+    assert m.level == "Velocity"
+    assert (m.u(0.0, 0.0), m.u(3.0, 1.7), m.udot(3.0, 1.7, 2.5), m.du_dq(1.0, 1.0)) == (2.5, 2.5, 0.0, 0.0)
+
+
+def test_velocity_law_u_equals_a_t_has_udot_a():
+    m = law(custom("Velocity", velocity="3*t"))
+    assert (m.u(2.0, 0.4), m.du_dq(2.0, 0.4), m.udot(2.0, 0.4, 6.0)) == (6.0, 0.0, 3.0)
+
+
+def test_velocity_law_udot_is_the_total_time_derivative():
+    # u = t*q  =>  udot = du/dt + du/dq * u = q + t*u
+    m = law(custom("Velocity", velocity="t*q", velocityDot="q + t*u"))
+    t, q, u = 0.7, 1.3, -0.4
+    assert (m.u(t, q), m.du_dq(t, q)) == pytest.approx((t * q, t), rel=REL)
+    assert m.udot(t, q, u) == pytest.approx(q + t * u, rel=REL)
+    assert (m.dudot_dq(t, q, u), m.dudot_du(t, q, u)) == pytest.approx((1.0, t), rel=REL)
+
+
+def test_acceleration_law_and_its_partials():
+    m = law(custom("Acceleration", acceleration="-4*q - 0.2*u + sin(t)"))
+    assert m.udot(0.0, 1.0, 2.0) == pytest.approx(-4.4, rel=REL)
+    assert (m.dudot_dq(0.0, 1.0, 2.0), m.dudot_du(0.0, 1.0, 2.0)) == (-4.0, -0.2)
+
+
+@pytest.mark.parametrize("level, zero", [
+    ("Position", {"q": (0.3,), "qd": (0.3,), "qdd": (0.3,), "u": (0.3, 1.0), "udot": (0.3, 1.0, 2.0)}),
+    ("Velocity", {"u": (0.3, 1.0), "du_dq": (0.3, 1.0), "udot": (0.3, 1.0, 2.0)}),
+    ("Acceleration", {"udot": (0.3, 1.0, 2.0), "dudot_dq": (0.3, 1.0, 2.0)}),
+])
+def test_method_zero_makes_the_level_quantity_and_those_below_zero(level, zero):
+    m = law(custom(level, method="Zero"))
+    assert m.method == "Zero" and not m.is_free
+    for attribute, args in zero.items():
+        assert getattr(m, attribute)(*args) == 0.0
+    if level != "Position":
+        assert m.q is None
+
+
+def test_method_free_prescribes_nothing():
+    m = law(custom("Velocity", method="Free"))
+    assert m.is_free
+    assert (m.q, m.u, m.udot, m.dudot_dq) == (None, None, None, None)
+
+
+def test_derivative_mismatch_names_motion_field_and_place():
+    found = problems(custom("Position", position="0.1*sin(2*pi*t)", positionDot="0.2*pi*cos(2*pi*t) + 0.3*t",
+                            positionDotDot="-0.4*pi*sin(2*pi*t)"))
+    paths = [p for p, _ in found]
+    assert paths == ["motions[0].positionDot", "motions[0].positionDotDot"]
+    assert "positionDot is not the time derivative of position (differs by" in found[0][1]
+    assert "at t=" in found[0][1]
+    assert "positionDotDot is not the second time derivative of position" in found[1][1]
+
+
+def test_rounded_derivative_coefficients_are_a_mismatch():
+    # 0.628 for 0.2*pi: a relative error of 5e-4, far above the 1e-8 tolerance
+    found = problems(custom("Position", position="0.1*sin(2*pi*t)", positionDot="0.628*cos(2*pi*t)"))
+    assert found[0][0] == "motions[0].positionDot"
+
+
+def test_equivalent_forms_of_the_derivative_are_accepted():
+    m = law(custom("Position", position="sin(t)**2", positionDot="sin(2*t)", positionDotDot="2 - 4*sin(t)**2"))
+    assert m.qdd(0.3) == pytest.approx(2 * math.cos(0.6), rel=REL)
+    law(custom("Velocity", velocity="exp(q)*t", velocityDot="exp(q)*(1 + t*u)"))
+
+
+def test_velocity_dot_mismatch_names_the_field():
+    found = problems(custom("Velocity", velocity="t*q", velocityDot="q"))
+    assert found[0][0] == "motions[0].velocityDot"
+    assert "velocityDot is not the time derivative of velocity" in found[0][1]
+    assert "q=" in found[0][1] and "u=" in found[0][1]
+
+
+def test_piecewise_and_smoothstep_derivatives_are_accepted_and_derived():
+    m = law(custom("Position", position="smoothstep(t, 0, 2)",
+                   positionDot="where(0 < t < 2, 3*t/4*(2 - t), 0)"))
+    assert m.qdd(0.5) == pytest.approx(1.5 - 1.5 * 0.5, rel=REL)  # d/dt (3t/2 - 3t^2/4)
+    assert (m.qd(3.0), m.qdd(3.0)) == (0.0, 0.0)
+    m = law(custom("Position", position="where(t < 1, t**2/2, t - 0.5)", positionDot="min(t, 1)"))
+    assert (m.qdd(0.5), m.qdd(2.0)) == (1.0, 0.0)
+
+
+def test_fields_of_another_level_missing_fields_and_bad_expressions_are_all_reported():
+    found = problems(custom("Position", velocity="3*t", positionDot="q + 1"))
+    assert sorted(found) == sorted([
+        ("motions[0].velocity", "velocity does not belong to level Position "
+                                "(it uses position, positionDot, positionDotDot)"),
+        ("motions[0].positionDot", "positionDot: 'q' may not appear in this expression "
+                                   "(allowed names: t, pi, e) (column 1)"),
+        ("motions[0].position", "position is required for a Prescribed motion at level Position"),
+    ])
+
+
+def test_position_may_only_depend_on_time():
+    [(path, message)] = problems(custom("Position", position="q*t"))
+    assert path == "motions[0].position" and "'q' may not appear" in message
+
+
+def test_expressions_with_method_zero_or_free_are_errors():
+    assert problems(custom("Velocity", method="Zero", velocity="t")) == [
+        ("motions[0].velocity", "velocity is not used with method Zero")]
+    assert problems(custom("Position", method="Free", position="t")) == [
+        ("motions[0].position", "position is not used with method Free")]
+
+
+def test_hostile_expression_in_a_motion_is_a_problem_not_a_crash():
+    [(path, message)] = problems(custom("Acceleration", acceleration="__import__('os').system('ls')"))
+    assert path == "motions[0].acceleration" and message.startswith("acceleration: ")
+
+
+def test_motion_error_message_lists_paths():
+    with pytest.raises(MotionError, match=r"motions\[3\]\.position: position is required"):
+        build_motion_law(MOTION_ADAPTER.validate_python(custom("Position")), "motions[3]", "drive")
+
+
+def test_numbers_are_accepted_as_constant_expressions():
+    m = law(custom("Velocity", velocity=2))
+    assert m.u(0.0, 0.0) == 2.0
+
+
+def test_undefined_value_during_a_run_raises_evaluation_error_naming_the_motion():
+    m = law(custom("Position", position="sqrt(t)"))
+    with pytest.raises(EvaluationError, match="motion 'drive' position is undefined at t=-1"):
+        m.q(-1.0)
+
+
+@pytest.mark.parametrize("doc", [
+    {"motionType": "Custom", "joint": 1, "level": "Position", "position": "t", "unknownKey": 1},
+    {"motionType": "Custom", "joint": 1, "level": "Jerk", "position": "t"},
+    {"motionType": "Custom", "joint": 1, "level": "Position", "method": "Locked"},
+    {"motionType": "Custom", "level": "Position", "position": "t"},
+    {"motionType": "Custom", "joint": -1, "level": "Position", "position": "t"},
+    {"motionType": "Custom", "joint": 1.5, "level": "Position", "position": "t"},
+    {"motionType": "Sinusoid", "joint": 1, "level": "Position", "amplitude": 1},
+    {"motionType": "Sinusoid", "joint": 1, "level": "Position", "amplitude": float("nan"), "rate": 1},
+    {"motionType": "Steady", "joint": 1, "level": "Position", "u": 1},
+    {"motionType": "Steady", "joint": 1, "method": "Zero", "u": 1},
+    {"motionType": "Linear", "joint": 1},
+    {"joint": 1, "level": "Position"},
+])
+def test_structurally_invalid_specs_are_rejected_by_the_schema(doc):
+    with pytest.raises(ValidationError):
+        MOTION_ADAPTER.validate_python(doc)
+
+
+def test_compiled_law_calls_are_fast():
+    import time
+    m = law(custom("Position", position="0.1*sin(2*pi*t)"))
+    n = 20_000
+    start = time.perf_counter()
+    for i in range(n):
+        m.qdd(i * 1e-4)
+    assert (time.perf_counter() - start) / n < 5e-6  # the solver calls these per Newton iteration
