@@ -137,8 +137,7 @@ class _Checker:
         self.warnings: list[dict] = []
         self.refs: dict[tuple[str, int, str], Any] = {}
         self.names = {kind: [it.name or f"{prefix}{i}" for i, it in enumerate(getattr(doc, kind))]
-                      for kind, prefix in S.LIST_KINDS.items() if kind != "motions"}
-        self.names["motions"] = [m.get("name") or f"motion{i}" for i, m in enumerate(doc.motions)]
+                      for kind, prefix in S.LIST_KINDS.items()}
 
     def problem(self, kind: str, index: int, path: str, message: str) -> None:
         self.problems.append(Problem(f"{kind}[{index}]{path}", message, self.names[kind][index]))
@@ -214,7 +213,7 @@ class _Checker:
                              + (" (-1 means not set)" if ref == -1 else ""))
                 return None
         if allowed is not None:
-            t = item_type(items[idx]) if target != "motions" else None
+            t = item_type(items[idx])
             if t not in allowed:
                 self.problem(kind, index, path, f"refers to {target}[{idx}] ({self.names[target][idx]}), "
                                                 f"a {t}; expected {what or ' or '.join(sorted(allowed))}")
@@ -296,27 +295,26 @@ class _Checker:
         for i, sensor in enumerate(self.doc.sensors):
             key, target = targets[sensor.sensorType]
             ref = getattr(sensor, key)
-            if target == "motions":
-                idx = self.lookup_motion("sensors", i, f".{key}", ref)
-            else:
-                allowed = BODY_TYPES if sensor.sensorType == "Body" else None
-                idx = self.lookup("sensors", i, f".{key}", target, ref, allowed, "a body (RigidBody, MassPoint, Ground)")
+            allowed = BODY_TYPES if sensor.sensorType == "Body" else None
+            idx = self.lookup("sensors", i, f".{key}", target, ref, allowed, "a body (RigidBody, MassPoint, Ground)")
             self.refs[("sensors", i, key)] = idx
 
-    def lookup_motion(self, kind: str, index: int, path: str, ref: Any) -> int | None:
-        n = len(self.doc.motions)
-        if isinstance(ref, str):
-            if ref in self.names["motions"]:
-                return self.names["motions"].index(ref)
-            self.problem(kind, index, path, f"no motion named {ref!r}")
-        elif 0 <= ref < n:
-            return ref
-        else:
-            self.problem(kind, index, path, f"= {ref}, but there are {n} motions")
-        return None
-
     def resolve_motions(self) -> list:
-        """[(law, joint object index)] per motion; a joint carries at most one motion."""
-        if self.doc.motions:
-            self.problems.append(Problem("motions", "motions are not available yet"))
-        return []
+        """[(law, joint object index)] per motion; a joint's coordinate takes at most one motion."""
+        from .motions import MotionError, build_motion_law
+        laws, on_joint = [], {}
+        for i, spec in enumerate(self.doc.motions):
+            joint = self.lookup("motions", i, ".joint", "objects", spec.joint, {"JointPrismaticX", "JointRevoluteZ"},
+                                "a JointPrismaticX or JointRevoluteZ (a joint with one free coordinate)")
+            if joint is not None and joint in on_joint:
+                self.problem("motions", i, ".joint", f"{self.names['objects'][joint]} already has a motion "
+                                                     f"(motions[{on_joint[joint]}]); a coordinate takes one motion")
+            elif joint is not None:
+                on_joint[joint] = i
+            try:
+                law = build_motion_law(spec, f"motions[{i}]", self.names["motions"][i])
+            except MotionError as exc:
+                self.problems += [Problem(p, m, self.names["motions"][i]) for p, m in exc.problems]
+                continue
+            laws.append((law, joint))
+        return laws

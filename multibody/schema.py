@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .motions import MotionSpec
+
 
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 Vector3 = Annotated[list[FiniteFloat], Field(min_length=3, max_length=3)]
@@ -401,7 +403,7 @@ class ModelDocument(BaseModel):
     markers: list[Marker] = Field(default_factory=list)
     loads: list[Load] = Field(default_factory=list)
     sensors: list[Sensor] = Field(default_factory=list)
-    motions: list[dict[str, Any]] = Field(default_factory=list)  # checked by motions.py
+    motions: list[MotionSpec] = Field(default_factory=list)
     simulationSettings: dict[str, Any] = Field(default_factory=dict,
                                                description="Exudyn's SimulationSettings, nested names")
     solve: Solve = Field(default_factory=Solve)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..api import Results, SimulationCanceled
+from ..expressions import EvaluationError
 from ..outputs import SensorSet, WriteSchedule
 from ..settings import enum_name
 from .linear import Factorization, SingularMatrix
@@ -265,6 +266,9 @@ def solve_dynamic(loaded, progress=None, cancel=None) -> Results:
             integ.poll(t, t0, t_end)
     except SolverFailure as exc:
         error = {"code": exc.code, "message": str(exc), "detail": {"time": exc.t, "items": exc.items}}
+    except EvaluationError as exc:
+        error = {"code": "motion_evaluation", "message": f"a motion could not be evaluated near t = {t:.6g}: {exc}",
+                 "detail": {"time": t, "items": []}}
     seconds = _time.perf_counter() - started
     solver = {"type": "Dynamic", "solverType": enum_name(solver_type), "steps": n_steps,
               "newtonIterations": integ.iterations, "jacobians": integ.jacobians, "solveSeconds": seconds}

@@ -39,7 +39,9 @@ def find_redundant(system, t0: float) -> dict | None:
     for j in perm[rank:][:3]:  # the rows each dependent row is a combination of
         x = np.linalg.lstsq(Ct[:, independent], Ct[:, j], rcond=None)[0]
         used = [owners[i] for i, xi in zip(independent, x) if abs(xi) > 1e-8 * max(1.0, np.abs(x).max())]
-        groups.append(sorted(set([owners[j]] + used), key=([owners[j]] + used).index))
+        group = sorted(set([owners[j]] + used), key=owners.index)
+        if group not in groups:
+            groups.append(group)
     items = sorted({name for grp in groups for name in grp}, key=owners.index)
     sets = "; ".join(", ".join(grp) for grp in groups)
     return {"code": "redundant_constraints",
