@@ -63,7 +63,7 @@ class Integrator:
         self.fact_h = None
         self.iterations = 0
         self.jacobians = 0
-        self._last_poll = _time.perf_counter()
+        self._last_poll = -np.inf  # the first step polls: a job canceled while queued stops at once
 
     # ------------------------------------------------------------------------ residual
     def residual(self, t, q, v, a, lam):
