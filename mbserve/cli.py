@@ -1,0 +1,249 @@
+"""The `mbserve` command. Imports are lazy: `mbserve run` loads only the numeric core."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+app = typer.Typer(help="Multibody-dynamics simulation service and its command line.", no_args_is_help=True,
+                  pretty_exceptions_enable=False)
+keys = typer.Typer(help="API keys (stored hashed).", no_args_is_help=True)
+app.add_typer(keys, name="keys")
+
+ModelFile = Annotated[Path, typer.Argument(help="a model document (JSON)", exists=True, dir_okay=False)]
+Output = Annotated[Optional[Path], typer.Option("-o", "--output", help="write the results here instead of stdout")]
+DataDir = Annotated[Optional[Path], typer.Option("--data-dir", help="database, broker and results (MBSERVE_DATA_DIR)")]
+
+
+def _load(path: Path):
+    try:
+        return json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        typer.echo(f"{path}: not a JSON document: {exc}", err=True)
+        raise typer.Exit(2)
+
+
+def _write(doc_text: str, output: Path | None) -> None:
+    if output is None:
+        sys.stdout.write(doc_text + "\n")
+    else:
+        output.write_text(doc_text)
+
+
+def _settings(data_dir: Path | None = None, host: str | None = None):
+    # through the environment, so the embedded worker process sees the same settings
+    if data_dir is not None:
+        os.environ["MBSERVE_DATA_DIR"] = str(data_dir.resolve())
+    if host is not None:
+        os.environ["MBSERVE_HOST"] = host
+    from service.config import Settings
+    settings = Settings()
+    settings.ensure_dirs()
+    return settings
+
+
+@app.command()
+def run(model: ModelFile, output: Output = None):
+    """Validate and run a model in-process; write the results document."""
+    import multibody
+    doc = _load(model)
+    try:
+        results = multibody.simulate(doc)
+    except multibody.ModelInvalid as exc:
+        for problem in exc.problems:
+            typer.echo(str(problem), err=True)
+        raise typer.Exit(2)
+    _write(json.dumps(results.to_document()), output)
+    if results.status != "succeeded":
+        typer.echo(f"simulation failed: {(results.error or {}).get('message', '')}", err=True)
+        raise typer.Exit(1)
+
+
+@app.command()
+def validate(model: ModelFile,
+             expanded: Annotated[bool, typer.Option("--expanded", help="print the expanded document")] = False):
+    """List a model's problems and warnings; exit 2 when it is invalid."""
+    import multibody
+    doc = _load(model)
+    v = multibody.validate_document(doc)
+    for problem in v.problems:
+        typer.echo(f"error: {problem}", err=True)
+    for warning in v.warnings:
+        typer.echo(f"warning: {warning.get('item') or ''} {warning.get('message', warning)}".replace("  ", " "),
+                   err=True)
+    if not v.ok:
+        raise typer.Exit(2)
+    if expanded:
+        typer.echo(json.dumps(v.expanded if v.expanded is not None else doc, indent=1))
+    else:
+        typer.echo(f"valid: {json.dumps(v.summary)}")
+
+
+@app.command()
+def serve(host: Annotated[str, typer.Option(help="interface to listen on")] = "127.0.0.1",
+          port: Annotated[int, typer.Option(help="TCP port")] = 8000,
+          data_dir: DataDir = None,
+          worker: Annotated[bool, typer.Option(help="also start a worker (the embedded setup)")] = True):
+    """The HTTP API, and an embedded worker running the same task code as `mbserve worker`."""
+    import threading
+
+    import uvicorn
+
+    from service.app import create_app
+    from service.db.session import migrate
+    settings = _settings(data_dir, host)
+    migrate(settings.database)
+    access = "API keys required" if settings.api_key_required else \
+        "open: no API key needed on loopback (set MBSERVE_REQUIRE_API_KEY=true to require one)"
+    typer.echo(f"mbserve on http://{host}:{port}, data in {settings.data_dir.resolve()}; {access}", err=True)
+    stop = threading.Event()
+    if worker:
+        threading.Thread(target=_supervise, args=(_worker_command(settings), stop), daemon=True).start()
+    try:
+        uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
+    finally:
+        stop.set()
+
+
+def _worker_command(settings) -> list[str]:
+    return [sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker", "--loglevel=WARNING",
+            "-Q", "mbserve", f"--concurrency={settings.worker_concurrency}", "--without-gossip",
+            "--without-mingle", "--without-heartbeat"]
+
+
+def _supervise(command: list[str], stop) -> None:
+    """Keep the embedded worker running: restart it when it dies (its jobs are re-run by lease)."""
+    import subprocess
+    import time
+    while not stop.is_set():
+        proc = subprocess.Popen(command)
+        while proc.poll() is None:
+            if stop.wait(0.5):
+                proc.terminate()
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                return
+        typer.echo(f"embedded worker exited ({proc.returncode}); restarting", err=True)
+        time.sleep(1)
+
+
+@app.command()
+def worker(concurrency: Annotated[Optional[int], typer.Option(help="processes (MBSERVE_WORKER_CONCURRENCY)")] = None,
+           loglevel: str = "INFO"):
+    """A Celery worker for the distributed setup (MBSERVE_BROKER_URL, MBSERVE_DATABASE_URL)."""
+    from worker.celery_app import app as celery
+    settings = _settings()
+    args = ["worker", f"--loglevel={loglevel}", "-Q", "mbserve",
+            f"--concurrency={concurrency or settings.worker_concurrency}"]
+    celery.worker_main(args)
+
+
+@app.command("migrate")
+def migrate_cmd(data_dir: DataDir = None):
+    """Create or upgrade the database schema (Alembic)."""
+    from service.db.session import migrate
+    settings = _settings(data_dir)
+    migrate(settings.database)
+    typer.echo("database is at the newest schema", err=True)
+
+
+@app.command()
+def submit(model: ModelFile,
+           url: Annotated[str, typer.Option(help="the service, e.g. http://127.0.0.1:8000")],
+           wait: Annotated[bool, typer.Option("--wait", help="wait for the job and fetch its results")] = False,
+           output: Output = None,
+           api_key: Annotated[Optional[str], typer.Option(envvar="MBSERVE_API_KEY", help="API key")] = None):
+    """Submit a model to a running service; with --wait, show progress and exit with the job's outcome."""
+    import time
+
+    import httpx
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    with httpx.Client(base_url=url, headers=headers, timeout=60) as client:
+        answer = client.post("/v1/jobs", json={"model": _load(model)})
+        if answer.status_code != 202:
+            error = answer.json().get("error", {}) if answer.headers.get("content-type", "").startswith(
+                "application/json") else {}
+            typer.echo(f"rejected ({answer.status_code}): {error.get('message', answer.text)}", err=True)
+            for item in error.get("detail", []):
+                typer.echo(f"  {item.get('path')}: {item.get('message')}", err=True)
+            raise typer.Exit(2 if answer.status_code == 422 else 1)
+        job = answer.json()
+        if not wait:
+            typer.echo(json.dumps(job))
+            return
+        with Progress(TextColumn("job {task.fields[job]} {task.fields[status]}"), BarColumn(),
+                      TextColumn("{task.percentage:>5.1f}%"), TimeElapsedColumn(), transient=True,
+                      console=None) as bar:
+            task = bar.add_task("job", total=1.0, job=job["id"], status=job["status"])
+            while job["status"] in ("queued", "running"):
+                time.sleep(0.2)
+                job = client.get(f"/v1/jobs/{job['id']}").raise_for_status().json()
+                bar.update(task, completed=job["progress"], status=job["status"])
+        if job["status"] == "canceled":
+            typer.echo(f"job {job['id']} was canceled", err=True)
+            raise typer.Exit(1)
+        results = client.get(f"/v1/jobs/{job['id']}/results").raise_for_status()
+        _write(results.text, output)
+        if job["status"] != "succeeded":
+            typer.echo(f"job {job['id']} failed: {(job.get('error') or {}).get('message', '')}", err=True)
+            raise typer.Exit(1)
+
+
+@app.command()
+def openapi(output: Annotated[Path, typer.Option("-o", "--output")] = Path("openapi/openapi.json")):
+    """Write the OpenAPI document generated from the application."""
+    from service.openapi import openapi_text
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(openapi_text())
+    typer.echo(f"wrote {output}", err=True)
+
+
+@keys.command("create")
+def keys_create(owner: Annotated[str, typer.Argument(help="who the key's models and jobs belong to")],
+                data_dir: DataDir = None):
+    """Create a key; it is shown once."""
+    from service.auth import create_key
+    from service.db.session import get_sessionmaker, migrate
+    settings = _settings(data_dir)
+    migrate(settings.database)
+    with get_sessionmaker(settings.database)() as session:
+        typer.echo(create_key(session, owner))
+
+
+@keys.command("list")
+def keys_list(data_dir: DataDir = None):
+    """Key ids, owners, creation and revocation times (never the secrets)."""
+    from service.auth import list_keys
+    from service.db.session import get_sessionmaker, migrate
+    settings = _settings(data_dir)
+    migrate(settings.database)
+    with get_sessionmaker(settings.database)() as session:
+        for key in list_keys(session):
+            revoked = f"revoked {key.revoked_at:%Y-%m-%d %H:%M}" if key.revoked_at else "active"
+            typer.echo(f"{key.id}\t{key.owner}\t{key.created_at:%Y-%m-%d %H:%M}\t{revoked}")
+
+
+@keys.command("revoke")
+def keys_revoke(key_id: Annotated[str, typer.Argument(help="the id from `mbserve keys list`")],
+                data_dir: DataDir = None):
+    """Revoke a key at once."""
+    from service.auth import revoke_key
+    from service.db.session import get_sessionmaker
+    settings = _settings(data_dir)
+    with get_sessionmaker(settings.database)() as session:
+        if not revoke_key(session, key_id):
+            typer.echo(f"no active key {key_id}", err=True)
+            raise typer.Exit(1)
+    typer.echo(f"revoked {key_id}", err=True)
+
+
+if __name__ == "__main__":
+    app()

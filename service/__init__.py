@@ -1,0 +1,1 @@
+"""mbserve's HTTP service: FastAPI routes over SQLAlchemy storage; jobs run by worker/."""

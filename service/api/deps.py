@@ -1,0 +1,58 @@
+"""Dependencies shared by the routes: settings, a database session, the caller (owner)."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy.orm import Session
+
+from ..auth import ANONYMOUS, owner_of
+from ..config import Settings
+from ..db.session import get_sessionmaker
+from ..errors import ApiError
+
+
+def get_settings(request: Request) -> Settings:
+    return request.app.state.settings
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+
+
+def get_db(settings: SettingsDep) -> Iterator[Session]:
+    with get_sessionmaker(settings.database)() as session:
+        yield session
+
+
+SessionDep = Annotated[Session, Depends(get_db)]
+
+_bearer = HTTPBearer(auto_error=False, description="an API key from `mbserve keys create`")
+_header = APIKeyHeader(name="X-API-Key", auto_error=False)
+
+
+def get_owner(settings: SettingsDep, session: SessionDep,
+              bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+              header: Annotated[str | None, Depends(_header)]) -> str:
+    presented = header or (bearer.credentials if bearer else None)
+    if presented is None:
+        if settings.api_key_required:
+            raise ApiError(401, "unauthorized", "an API key is required (Authorization: Bearer <key>)",
+                           headers={"WWW-Authenticate": "Bearer"})
+        return ANONYMOUS
+    owner = owner_of(session, presented)
+    if owner is None:
+        raise ApiError(401, "unauthorized", "unknown or revoked API key", headers={"WWW-Authenticate": "Bearer"})
+    return owner
+
+
+OwnerDep = Annotated[str, Depends(get_owner)]
+
+
+def rate_limited(request: Request, owner: OwnerDep) -> None:
+    caller = owner if owner != ANONYMOUS else f"ip:{request.client.host if request.client else '-'}"
+    request.app.state.rate_limiter.check(caller)
+
+
+RateLimited = Depends(rate_limited)

@@ -1,0 +1,56 @@
+import json
+from typing import Annotated, Any
+
+import multibody
+from fastapi import APIRouter, Body, Response
+from sqlalchemy import select
+
+from ...db.models import Model
+from ...errors import ApiError, join_path, not_found
+from ...jobs import store_model
+from ...limits import check_model
+from ...schemas import ERRORS, ModelCreated
+from ..deps import OwnerDep, RateLimited, SessionDep, SettingsDep
+
+router = APIRouter(prefix="/v1/models", tags=["models"], responses=ERRORS)
+
+
+def problems_detail(validation, prefix: str = "") -> list[dict]:
+    return [{"path": join_path(prefix, p.path), "message": p.message, "item": p.item}
+            for p in validation.problems]
+
+
+def validated(doc: Any, prefix: str = ""):
+    """The core's validation, or 422 `model_invalid` listing every problem with its path."""
+    validation = multibody.validate_document(doc)
+    if not validation.ok:
+        raise ApiError(422, "model_invalid", f"the model has {len(validation.problems)} problem(s)",
+                       problems_detail(validation, prefix))
+    return validation
+
+
+@router.post("", status_code=201, response_model=ModelCreated, dependencies=[RateLimited])
+def create_model(doc: Annotated[dict[str, Any], Body(description="a model document (SPEC section 1)")],
+                 response: Response, session: SessionDep, settings: SettingsDep, owner: OwnerDep):
+    check_model(doc, settings)
+    validation = validated(doc)
+    model = store_model(session, owner, doc, validation)
+    response.headers["Location"] = f"/v1/models/{model.id}"
+    return ModelCreated(id=model.id, warnings=validation.warnings, summary=validation.summary)
+
+
+def owned_model(session, owner: str, model_id: str) -> Model:
+    model = session.scalar(select(Model).where(Model.id == model_id, Model.owner == owner))
+    if model is None:
+        raise not_found("model", model_id)
+    return model
+
+
+@router.get("/{model_id}", responses={200: {"content": {"application/json": {}}}})
+def get_model(model_id: str, session: SessionDep, owner: OwnerDep, expanded: bool = False) -> Response:
+    model = owned_model(session, owner, model_id)
+    if expanded:
+        expanded_doc = multibody.validate_document(json.loads(model.document)).expanded
+        if expanded_doc is not None:  # None: no convenience items, the document is its own expansion
+            return Response(json.dumps(expanded_doc), media_type="application/json")
+    return Response(model.document, media_type="application/json")

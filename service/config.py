@@ -1,0 +1,81 @@
+"""One settings object for the API, the worker and the command line (env prefix MBSERVE_).
+
+The defaults are the embedded setup: SQLite, a filesystem broker and results files, all under
+`data_dir`. The distributed setup sets database_url and broker_url (see docker-compose.yml).
+"""
+from __future__ import annotations
+
+import ipaddress
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="MBSERVE_", frozen=True)  # hashable: caches key on it
+
+    data_dir: Path = Path("data")
+    database_url: str | None = Field(None, description="default: sqlite:///<data_dir>/mbserve.sqlite3")
+    broker_url: str | None = Field(None, description="default: the filesystem broker under <data_dir>/broker")
+    results_dir: Path | None = Field(None, description="default: <data_dir>/results")
+
+    host: str = "127.0.0.1"
+    require_api_key: bool | None = Field(None, description="default: required unless host is loopback")
+
+    # worker reliability
+    worker_concurrency: int = 2
+    lease_seconds: float = 30.0  # a running job whose lease is older than this is re-run
+    heartbeat_seconds: float = 5.0
+    progress_seconds: float = 0.5  # progress is written at most this often
+    reconcile_seconds: float = 10.0  # how often the API re-queues jobs the broker may have lost
+    requeue_after_seconds: float = 60.0  # a job queued this long without a worker is sent again
+    max_attempts: int = 3
+    job_time_limit: float = 3600.0  # wall seconds per job, then failed with code time_limit
+    broker_poll_seconds: float = 0.05  # filesystem broker only
+    broker_visibility_timeout: float = 7200.0  # redis: must exceed job_time_limit (celery#5935)
+
+    # limits on user input
+    max_request_bytes: int = 10_000_000
+    max_items: int = 10_000  # per list of the model document
+    max_sensor_rows: int = 5_000_000  # stored rows over all sensors (about steps x sensors)
+    max_expression_chars: int = 1_000
+    rate_limit_per_minute: int = 600  # POST requests per key (or client) and minute
+    max_list_limit: int = 200
+
+    @property
+    def database(self) -> str:
+        return self.database_url or f"sqlite:///{self.data_dir.resolve() / 'mbserve.sqlite3'}"
+
+    @property
+    def broker(self) -> str:
+        return self.broker_url or "filesystem://"
+
+    @property
+    def broker_dir(self) -> Path:
+        return self.data_dir.resolve() / "broker"
+
+    @property
+    def results(self) -> Path:
+        return (self.results_dir or self.data_dir / "results").resolve()
+
+    @property
+    def api_key_required(self) -> bool:
+        if self.require_api_key is not None:
+            return self.require_api_key
+        try:
+            return not ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            return self.host != "localhost"
+
+    def ensure_dirs(self) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.results.mkdir(parents=True, exist_ok=True)
+        if self.broker_url is None:
+            self.broker_dir.mkdir(parents=True, exist_ok=True)
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

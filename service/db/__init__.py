@@ -1,0 +1,1 @@
+"""Storage: SQLAlchemy 2 tables (models.py), engines and sessions, Alembic migrations."""

@@ -1,0 +1,96 @@
+"""Tables. The jobs table is the record of every job: the broker only carries wake-up calls."""
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+# plain JSON, not JSONB: JSONB reorders keys and the results document must come out as stored
+JSONType = JSON()
+
+
+class UTCDateTime(TypeDecorator):
+    """Timezone-aware UTC datetimes on every backend (SQLite drops the zone)."""
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value, dialect):
+        return value.astimezone(UTC) if value is not None else None
+
+    def process_result_value(self, value, dialect):
+        if value is not None and value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {datetime: UTCDateTime, dict[str, Any]: JSONType}
+
+
+class Model(Base):
+    """A validated model document, stored once per owner and content hash."""
+    __tablename__ = "models"
+    __table_args__ = (UniqueConstraint("owner", "content_hash"),)
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    owner: Mapped[str] = mapped_column(String(64))
+    content_hash: Mapped[str] = mapped_column(String(64))
+    document: Mapped[str] = mapped_column(Text)  # JSON text as received (key order kept)
+    summary: Mapped[dict[str, Any]]
+    warnings: Mapped[list] = mapped_column(JSONType)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Job(Base):
+    __tablename__ = "jobs"
+    __table_args__ = (
+        UniqueConstraint("owner", "idempotency_key"),
+        Index("ix_jobs_owner_id", "owner", "id"),
+        Index("ix_jobs_status", "status"),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)  # time-ordered, see service.jobs.new_id
+    owner: Mapped[str] = mapped_column(String(64))
+    model_id: Mapped[str] = mapped_column(ForeignKey("models.id"))
+    settings_overrides: Mapped[dict[str, Any] | None]
+    status: Mapped[str] = mapped_column(String(16), default="queued")
+    progress: Mapped[float] = mapped_column(Float, default=0.0)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    started_at: Mapped[datetime | None]
+    finished_at: Mapped[datetime | None]
+    error: Mapped[dict[str, Any] | None]
+    # claims: a worker owns a running job while lease_expires_at is in the future
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    lease_token: Mapped[str | None] = mapped_column(String(32))
+    lease_expires_at: Mapped[datetime | None]
+    dispatched_at: Mapped[datetime | None]
+    idempotency_key: Mapped[str | None] = mapped_column(String(255))
+    request_hash: Mapped[str | None] = mapped_column(String(64))
+
+
+class Result(Base):
+    """A finished job's results: the document without sensor data, plus the arrays' file."""
+    __tablename__ = "results"
+
+    job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id"), primary_key=True)
+    head: Mapped[dict[str, Any]]  # status, warnings, solver, error
+    sensors: Mapped[list] = mapped_column(JSONType)  # [{name, key, sensorType, item, outputVariableType, columns, rows}]
+    path: Mapped[str | None] = mapped_column(String(255))  # relative to Settings.results
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class ApiKey(Base):
+    __tablename__ = "api_keys"
+
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)  # the key's public prefix
+    owner: Mapped[str] = mapped_column(String(64))
+    secret_hash: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    revoked_at: Mapped[datetime | None]

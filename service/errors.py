@@ -1,0 +1,69 @@
+"""Every error answer has one shape: {"error": {"code", "message", "detail": [{"path", "message"}]}}."""
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from sqlalchemy.exc import OperationalError
+from starlette.exceptions import HTTPException
+
+log = logging.getLogger(__name__)
+
+
+class ApiError(HTTPException):
+    """An HTTPException so that FastAPI passes it through unchanged even from body parsing."""
+
+    def __init__(self, status: int, code: str, message: str, detail: list[dict] | None = None,
+                 headers: dict | None = None):
+        super().__init__(status, message, headers)
+        self.status, self.code, self.message, self.problems = status, code, message, detail or []
+
+
+def error_body(code: str, message: str, detail: list[dict] | None = None) -> dict:
+    return {"error": {"code": code, "message": message, "detail": detail or []}}
+
+
+def not_found(what: str, ident: str) -> ApiError:
+    return ApiError(404, "not_found", f"{what} {ident!r} not found")
+
+
+def join_path(prefix: str, path: str) -> str:
+    """Paths as the core writes them: 'objects[2].markerNumbers', '$' for the whole document."""
+    if not prefix or prefix == "$":
+        return path
+    if path in ("", "$"):
+        return prefix
+    return prefix + path if path.startswith("[") else f"{prefix}.{path}"
+
+
+def json_path(loc) -> str:
+    """('body', 'model', 'nodes', 0) -> 'model.nodes[0]'; ('query', 'limit') -> 'query.limit'."""
+    head, *rest = loc or ("body",)
+    path = "" if head == "body" else str(head)
+    for part in rest:
+        path = join_path(path, f"[{part}]" if isinstance(part, int) else str(part))
+    return path or "$"
+
+
+def install(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def _api_error(_: Request, exc: ApiError):
+        return JSONResponse(error_body(exc.code, exc.message, exc.problems), exc.status, headers=exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_: Request, exc: RequestValidationError):
+        detail = [{"path": json_path(e.get("loc")), "message": e.get("msg", "")} for e in exc.errors()]
+        return JSONResponse(error_body("invalid_request", "the request does not match the API schema", detail), 422)
+
+    @app.exception_handler(HTTPException)
+    async def _http(_: Request, exc: HTTPException):
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return JSONResponse(error_body(code, str(exc.detail)), exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(OperationalError)
+    async def _database_down(_: Request, exc: OperationalError):
+        log.warning("database unavailable: %s", exc)
+        return JSONResponse(error_body("database_unavailable", "the database is not reachable; try again"),
+                            503, headers={"Retry-After": "5"})

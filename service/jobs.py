@@ -1,0 +1,169 @@
+"""Job records and their life cycle, without HTTP or a broker: create, claim (lease), heartbeat,
+finish, cancel, reconcile. The API, the worker and the tests all go through these functions.
+
+A job is claimed with an atomic UPDATE: status queued -> running, or running with an expired
+lease -> running under a new token. Only the token's holder can heartbeat or finish it, so a
+second delivery of a live job does nothing, and a job whose worker died is taken over.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import secrets
+import time
+from datetime import datetime, timedelta
+
+from sqlalchemy import and_, or_, select, update
+from sqlalchemy.orm import Session
+
+from .config import Settings
+from .db.models import Job, Model, Result, utcnow
+
+log = logging.getLogger(__name__)
+
+FINISHED = ("succeeded", "failed", "canceled")
+
+
+def new_job_id() -> str:
+    """Time-ordered ids (ns clock in hex, then random), so 'newest first' is 'id descending'."""
+    return f"{time.time_ns():016x}{secrets.token_hex(8)}"
+
+
+def content_hash(doc) -> str:
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def store_model(session: Session, owner: str, doc: dict, validation) -> Model:
+    """The model for this owner and content; the same document twice is one model."""
+    digest = content_hash(doc)
+    model_id = hashlib.sha256(f"{owner}\0{digest}".encode()).hexdigest()[:32]
+    model = session.get(Model, model_id)
+    if model is None:
+        model = Model(id=model_id, owner=owner, content_hash=digest, document=json.dumps(doc),
+                      summary=validation.summary, warnings=validation.warnings)
+        session.add(model)
+        try:
+            session.commit()
+        except Exception:  # a concurrent request stored the same model first
+            session.rollback()
+            model = session.get(Model, model_id)
+            if model is None:
+                raise
+    return model
+
+
+def status_document(job: Job) -> dict:
+    def iso(t: datetime | None) -> str | None:
+        return t.isoformat().replace("+00:00", "Z") if t else None
+    base = f"/v1/jobs/{job.id}"
+    links = {"self": base, "model": f"/v1/models/{job.model_id}"}
+    if job.status in ("succeeded", "failed"):
+        links["results"] = f"{base}/results"
+    return {"id": job.id, "status": job.status, "progress": job.progress, "modelId": job.model_id,
+            "createdAt": iso(job.created_at), "startedAt": iso(job.started_at),
+            "finishedAt": iso(job.finished_at), "error": job.error, "links": links}
+
+
+def create_job(session: Session, owner: str, model_id: str, overrides: dict | None,
+               idempotency_key: str | None = None, request_hash: str | None = None) -> Job:
+    job = Job(id=new_job_id(), owner=owner, model_id=model_id, settings_overrides=overrides,
+              status="queued", progress=0.0, attempts=0,
+              idempotency_key=idempotency_key, request_hash=request_hash)
+    session.add(job)
+    session.commit()
+    return job
+
+
+def dispatch(settings: Settings, session: Session, job_ids: list[str]) -> None:
+    """Send the wake-up messages. A failure is logged, not raised: the job is recorded and the
+    reconciler sends it again."""
+    from worker.celery_app import get_celery
+    app = get_celery(settings)
+    sent = []
+    for job_id in job_ids:
+        try:
+            app.send_task("mbserve.run_job", args=[job_id])
+            sent.append(job_id)
+        except Exception as exc:
+            log.warning("could not queue job %s (the reconciler will retry): %s", job_id, exc)
+            break
+    if sent:
+        session.execute(update(Job).where(Job.id.in_(sent)).values(dispatched_at=utcnow()))
+        session.commit()
+
+
+def claim(session: Session, job_id: str, lease_seconds: float) -> tuple[Job, str] | None:
+    """Take the job for this worker: (job, token), or None when it is finished, canceled or
+    held by a live worker."""
+    token = secrets.token_hex(16)
+    now = utcnow()
+    res = session.execute(
+        update(Job)
+        .where(Job.id == job_id,
+               or_(Job.status == "queued",
+                   and_(Job.status == "running", Job.lease_expires_at < now)))
+        .values(status="running", lease_token=token, lease_expires_at=now + timedelta(seconds=lease_seconds),
+                attempts=Job.attempts + 1, started_at=now, progress=0.0))
+    session.commit()
+    if res.rowcount != 1:
+        return None
+    return session.get(Job, job_id, populate_existing=True), token
+
+
+def heartbeat(session: Session, job_id: str, token: str, lease_seconds: float, progress: float) -> bool:
+    """Extend the lease and record progress; False when the job is no longer ours (canceled, or
+    taken over after our lease expired): the worker then stops."""
+    res = session.execute(
+        update(Job).where(Job.id == job_id, Job.lease_token == token, Job.status == "running")
+        .values(lease_expires_at=utcnow() + timedelta(seconds=lease_seconds), progress=progress))
+    session.commit()
+    return res.rowcount == 1
+
+
+def finish(session: Session, job_id: str, token: str, status: str, *, error: dict | None = None,
+           result: Result | None = None) -> bool:
+    """Final status and results in one transaction; False (nothing stored) when the job is no
+    longer ours."""
+    values = dict(status=status, finished_at=utcnow(), error=error, lease_expires_at=None)
+    if status == "succeeded":
+        values["progress"] = 1.0
+    res = session.execute(update(Job).where(Job.id == job_id, Job.lease_token == token,
+                                            Job.status == "running").values(**values))
+    if res.rowcount != 1:
+        session.rollback()
+        return False
+    if result is not None:
+        session.add(result)
+    session.commit()
+    return True
+
+
+def cancel(session: Session, job: Job) -> bool:
+    """Cancel a queued or running job; a running worker sees it at its next heartbeat."""
+    res = session.execute(update(Job).where(Job.id == job.id, Job.status.in_(("queued", "running")))
+                          .values(status="canceled", finished_at=utcnow(), lease_expires_at=None))
+    session.commit()
+    session.refresh(job)
+    return res.rowcount == 1
+
+
+def reconcile(session: Session, settings: Settings) -> list[str]:
+    """Jobs the broker may have lost: queued and never or long ago sent, or running with an
+    expired lease (the worker died). Jobs that used up their attempts fail with `worker_lost`."""
+    now = utcnow()
+    expired = and_(Job.status == "running", Job.lease_expires_at < now)
+    session.execute(update(Job).where(expired, Job.attempts >= settings.max_attempts).values(
+        status="failed", finished_at=now, lease_expires_at=None,
+        error={"code": "worker_lost", "message": f"the worker running this job stopped "
+               f"{settings.max_attempts} times without finishing it", "detail": []}))
+    session.commit()
+    stale = now - timedelta(seconds=settings.requeue_after_seconds)
+    unsent = now - timedelta(seconds=min(5.0, settings.requeue_after_seconds))
+    rows = session.scalars(select(Job.id).where(or_(
+        and_(Job.status == "queued", Job.dispatched_at.is_(None), Job.created_at < unsent),
+        and_(Job.status == "queued", Job.dispatched_at < stale),
+        and_(expired, or_(Job.dispatched_at.is_(None), Job.dispatched_at < now - timedelta(
+            seconds=settings.lease_seconds))),
+    )).order_by(Job.id).limit(1000)).all()
+    return list(rows)

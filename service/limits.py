@@ -1,0 +1,107 @@
+"""Limits on user input that the core cannot know about: request size, document size, stored rows."""
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+from .config import Settings
+from fastapi.responses import JSONResponse
+
+from .errors import ApiError, error_body, join_path
+
+LISTS = ("nodes", "objects", "markers", "loads", "sensors", "motions")
+EXPRESSION_KEYS = ("position", "positionDot", "positionDotDot", "velocity", "velocityDot", "acceleration")
+
+
+class BodyLimit:
+    """ASGI middleware: 413 for a body larger than the limit, whether or not Content-Length says so."""
+
+    def __init__(self, app, max_bytes: int):
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        length = dict(scope["headers"]).get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > self.max_bytes:
+            return await self._reject(scope, receive, send)
+        seen = 0
+
+        async def counted():
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.max_bytes:
+                raise self._error()
+            return message
+        await self.app(scope, counted, send)
+
+    def _error(self) -> ApiError:
+        return ApiError(413, "request_too_large", f"the request body exceeds the limit of {self.max_bytes} bytes "
+                        "(MBSERVE_MAX_REQUEST_BYTES)")
+
+    async def _reject(self, scope, receive, send):
+        e = self._error()
+        await JSONResponse(error_body(e.code, e.message), e.status)(scope, receive, send)
+
+
+def check_model(doc: dict, settings: Settings, prefix: str = "") -> None:
+    """422 `limit_exceeded`, naming the limit, for a document the service will not run."""
+    problems = []
+    for key in LISTS:
+        items = doc.get(key)
+        if isinstance(items, list) and len(items) > settings.max_items:
+            problems.append({"path": join_path(prefix, key), "message": f"{len(items)} items; the limit is "
+                             f"{settings.max_items} per list (MBSERVE_MAX_ITEMS)"})
+    for i, motion in enumerate(doc.get("motions") or []):
+        for key in EXPRESSION_KEYS:
+            text = motion.get(key) if isinstance(motion, dict) else None
+            if isinstance(text, str) and len(text) > settings.max_expression_chars:
+                problems.append({"path": join_path(prefix, f"motions[{i}].{key}"), "message": f"{len(text)} characters; "
+                                 f"the limit is {settings.max_expression_chars} (MBSERVE_MAX_EXPRESSION_CHARS)"})
+    rows = stored_rows(doc)
+    if rows is not None and rows > settings.max_sensor_rows:
+        problems.append({"path": join_path(prefix, "simulationSettings"), "message": f"about {rows} stored sensor rows "
+                         f"(steps x sensors); the limit is {settings.max_sensor_rows} (MBSERVE_MAX_SENSOR_ROWS)"})
+    if problems:
+        raise ApiError(422, "limit_exceeded", "the model exceeds a limit of this service", problems)
+
+
+def stored_rows(doc: dict) -> int | None:
+    """Sensor rows the solve will store: one per write period (at most one per step) plus start and end."""
+    try:
+        sensors = len(doc.get("sensors") or [])
+        settings = doc.get("simulationSettings") or {}
+        ti = settings.get("timeIntegration") or {}
+        steps = int(ti.get("numberOfSteps", 100))
+        end, start = float(ti.get("endTime", 1.0)), float(ti.get("startTime", 0.0))
+        period = float(((settings.get("solution") or {}).get("sensors") or {}).get("writePeriod", 0.01))
+        if (doc.get("solve") or {}).get("type") == "Static":
+            steps = int((settings.get("staticSolver") or {}).get("numberOfLoadSteps", 1))
+            return sensors * (steps + 1)
+        per_period = math.ceil((end - start) / period) if period > 0 else steps
+        return sensors * (min(steps, per_period) + 2)
+    except (TypeError, ValueError, AttributeError, OverflowError, ZeroDivisionError):
+        return None  # malformed: the core's validation names the problem
+
+
+class RateLimiter:
+    """Token bucket per caller, in this process: `per_minute` requests, bursts up to that many."""
+
+    def __init__(self, per_minute: int):
+        self.rate, self.capacity = per_minute / 60.0, float(per_minute)
+        self.buckets: dict[str, tuple[float, float]] = {}
+        self.lock = threading.Lock()
+
+    def check(self, caller: str) -> None:
+        now = time.monotonic()
+        with self.lock:
+            tokens, last = self.buckets.get(caller, (self.capacity, now))
+            tokens = min(self.capacity, tokens + (now - last) * self.rate)
+            if tokens < 1.0:
+                self.buckets[caller] = (tokens, now)
+                wait = math.ceil((1.0 - tokens) / self.rate)
+                raise ApiError(429, "rate_limited", f"more than {int(self.capacity)} POST requests per minute "
+                               "(MBSERVE_RATE_LIMIT_PER_MINUTE)", headers={"Retry-After": str(wait)})
+            self.buckets[caller] = (tokens - 1.0, now)

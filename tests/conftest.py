@@ -1,0 +1,58 @@
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT.parent / "shared" / "examples"
+if not EXAMPLES.is_dir():
+    EXAMPLES = ROOT / "examples"
+
+
+def example(name: str) -> dict:
+    return json.loads((EXAMPLES / name / "model.json").read_text())
+
+
+@pytest.fixture
+def settings(tmp_path):
+    from service.config import Settings
+    s = Settings(data_dir=tmp_path / "data", reconcile_seconds=0, lease_seconds=3, heartbeat_seconds=0.5,
+                 progress_seconds=0.1, requeue_after_seconds=2)
+    s.ensure_dirs()
+    from service.db.session import migrate
+    migrate(s.database)
+    return s
+
+
+@pytest.fixture
+def mini() -> dict:
+    return example("mini")
+
+
+def require_service(name: str, probe) -> None:
+    """Integration tests need Redis/PostgreSQL: skip locally when absent, fail when CI=true."""
+    try:
+        probe()
+    except Exception as exc:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{name} is not reachable and CI=true: {exc}")
+        pytest.skip(f"{name} is not reachable: {exc}")
+
+
+@pytest.fixture(scope="session")
+def embedded(tmp_path_factory):
+    """`mbserve serve` as a user starts it: a subprocess on a free port with its own data directory."""
+    from tests.support import free_port, start, stop, wait_http
+    data = tmp_path_factory.mktemp("embedded")
+    port = free_port()
+    log = data / "serve.log"
+    proc = start(["mbserve.cli", "serve", "--port", str(port), "--data-dir", str(data / "data")],
+                 {"MBSERVE_LEASE_SECONDS": "5", "MBSERVE_RECONCILE_SECONDS": "1",
+                  "MBSERVE_REQUEUE_AFTER_SECONDS": "5"}, log)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_http(f"{url}/readyz", proc, log)
+        yield url
+    finally:
+        stop(proc)

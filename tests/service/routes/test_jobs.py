@@ -1,0 +1,120 @@
+import copy
+import json
+
+from tests.conftest import example
+
+
+def submit(client, body, **headers):
+    answer = client.post("/v1/jobs", json=body, headers=headers)
+    assert answer.status_code == 202, answer.text
+    assert answer.headers["location"] == f"/v1/jobs/{answer.json()['id']}"
+    return answer.json()
+
+
+def test_job_runs_and_results_equal_the_in_process_document(client, run_queued, mini):
+    import multibody
+    job = submit(client, {"model": mini})
+    assert job["status"] == "queued" and job["progress"] == 0.0
+    assert run_queued() == ["succeeded"]
+    status = client.get(f"/v1/jobs/{job['id']}").json()
+    assert status["status"] == "succeeded" and status["progress"] == 1.0
+    assert status["startedAt"] and status["finishedAt"] and status["error"] is None
+    served = client.get(f"/v1/jobs/{job['id']}/results")
+    assert served.status_code == 200
+    expected = multibody.simulate(mini).to_document()
+    expected["solver"]["solveSeconds"] = served.json()["solver"]["solveSeconds"]  # wall time differs per run
+    assert served.text == json.dumps(expected)  # byte for byte: same floats, same key order
+
+
+def test_job_from_a_stored_model_with_settings_overrides(client, run_queued, mini):
+    model_id = client.post("/v1/models", json=mini).json()["id"]
+    job = submit(client, {"modelId": model_id, "simulationSettings": {"timeIntegration": {"numberOfSteps": 10}}})
+    run_queued()
+    doc = client.get(f"/v1/jobs/{job['id']}/results").json()
+    first = next(iter(doc["sensors"].values()))
+    assert len(first["data"]) == 11  # one row per step (write period 0.1 = step) plus the start
+
+
+def test_sensor_as_json_and_as_exudyn_csv(client, run_queued, mini):
+    import numpy as np
+    job = submit(client, {"model": mini})
+    run_queued()
+    results = client.get(f"/v1/jobs/{job['id']}/results").json()
+    name, sensor = next(iter(results["sensors"].items()))
+    assert client.get(f"/v1/jobs/{job['id']}/sensors/{name}").json() == sensor
+    csv = client.get(f"/v1/jobs/{job['id']}/sensors/{name}", params={"format": "csv"})
+    assert csv.headers["content-type"].startswith("text/csv")
+    lines = csv.text.splitlines()
+    assert lines[0].startswith("#Exudyn sensor output file")
+    assert f"#OutputVariableType = {sensor['outputVariableType']}" in lines
+    # what exudyn.plot.PlotSensor does with a sensor file
+    data = np.loadtxt(lines, comments="#", delimiter=",", ndmin=2)
+    assert np.array_equal(data, np.array(sensor["data"]))  # repr floats: lossless
+
+
+def test_unknown_job_and_sensor_are_404(client, run_queued, mini):
+    for path in ("/v1/jobs/nope", "/v1/jobs/nope/results", "/v1/jobs/nope/sensors/x"):
+        assert client.get(path).status_code == 404
+    assert client.delete("/v1/jobs/nope").status_code == 404
+    job = submit(client, {"model": mini})
+    run_queued()
+    answer = client.get(f"/v1/jobs/{job['id']}/sensors/no-such-sensor")
+    assert answer.status_code == 404 and answer.json()["error"]["code"] == "not_found"
+
+
+def test_results_of_an_unfinished_job_are_409(client, mini):
+    job = submit(client, {"model": mini})
+    for path in ("results", f"sensors/{mini['sensors'][0]['name']}"):
+        answer = client.get(f"/v1/jobs/{job['id']}/{path}")
+        assert answer.status_code == 409
+        assert answer.json()["error"]["code"] == "job_not_finished"
+
+
+def test_cancel_a_queued_job(client, run_queued, mini):
+    job = submit(client, {"model": mini})
+    answer = client.delete(f"/v1/jobs/{job['id']}")
+    assert answer.status_code == 200 and answer.json()["status"] == "canceled"
+    assert run_queued() == ["skipped"]  # the worker's delivery finds it canceled
+    assert client.get(f"/v1/jobs/{job['id']}/results").status_code == 409
+    assert client.delete(f"/v1/jobs/{job['id']}").status_code == 409
+
+
+def test_job_body_errors_are_422_with_paths(client, mini):
+    cases = [({}, "$"), ({"model": mini, "modelId": "x"}, "$"), ({"model": mini, "colour": 1}, "colour"),
+             ({"model": "text"}, "model")]
+    for body, path in cases:
+        answer = client.post("/v1/jobs", json=body)
+        assert answer.status_code == 422, body
+        assert path in [d["path"] for d in answer.json()["error"]["detail"]], answer.json()
+    broken = copy.deepcopy(mini)
+    del broken["objects"][1]["objectType"]
+    answer = client.post("/v1/jobs", json={"model": broken})
+    assert any(d["path"].startswith("model.objects[1]") for d in answer.json()["error"]["detail"])
+    answer = client.post("/v1/jobs", json={"model": mini, "simulationSettings": {
+        "timeIntegration": {"numberOfSteps": -1}}})
+    assert answer.status_code == 422
+    assert client.post("/v1/jobs", json={"modelId": "unknown"}).status_code == 404
+
+
+def test_list_jobs_newest_first_with_status_filter_and_cursor(client, run_queued, mini):
+    ids = [submit(client, {"model": mini})["id"] for _ in range(5)]
+    run_queued()
+    client.delete(f"/v1/jobs/{submit(client, {'model': mini})['id']}")
+    page = client.get("/v1/jobs", params={"limit": 2, "status": "succeeded"}).json()
+    assert [j["id"] for j in page["items"]] == ids[::-1][:2]
+    seen = [j["id"] for j in page["items"]]
+    while page["nextCursor"]:
+        page = client.get("/v1/jobs", params={"limit": 2, "status": "succeeded", "cursor": page["nextCursor"]}).json()
+        seen += [j["id"] for j in page["items"]]
+    assert seen == ids[::-1]
+    assert client.get("/v1/jobs", params={"status": "canceled"}).json()["items"][0]["status"] == "canceled"
+    assert client.get("/v1/jobs", params={"status": "bogus"}).status_code == 422
+
+
+def test_idempotency_key_returns_the_same_job(client, mini):
+    first = submit(client, {"model": mini}, **{"Idempotency-Key": "abc"})
+    again = submit(client, {"model": mini}, **{"Idempotency-Key": "abc"})
+    assert again["id"] == first["id"]
+    assert len(client.get("/v1/jobs").json()["items"]) == 1
+    other = client.post("/v1/jobs", json={"model": example("spring_slider")}, headers={"Idempotency-Key": "abc"})
+    assert other.status_code == 409 and other.json()["error"]["code"] == "idempotency_conflict"

@@ -1,0 +1,95 @@
+"""Issue 6 at the API: API keys and owner isolation, request and model limits, rate limit."""
+import pytest
+from fastapi.testclient import TestClient
+
+from service.app import create_app
+from service.auth import create_key
+from service.db.session import get_sessionmaker
+
+
+@pytest.fixture
+def secured(settings, queued):
+    s = settings.model_copy(update={"require_api_key": True})
+    with get_sessionmaker(s.database)() as session:
+        keys = {owner: create_key(session, owner) for owner in ("alice", "bob")}
+    with TestClient(create_app(s)) as c:
+        yield c, keys
+
+
+def auth(key):
+    return {"Authorization": f"Bearer {key}"}
+
+
+def test_key_required_when_configured(secured, mini):
+    client, keys = secured
+    for answer in (client.get("/v1/jobs"), client.post("/v1/models", json=mini),
+                   client.get("/v1/jobs", headers=auth("mbs_0000_wrong"))):
+        assert answer.status_code == 401 and answer.json()["error"]["code"] == "unauthorized"
+    assert client.get("/v1/jobs", headers={"X-API-Key": keys["alice"]}).status_code == 200
+    assert client.get("/healthz").status_code == 200  # probes stay open
+
+
+def test_listening_beyond_loopback_requires_a_key(settings):
+    assert settings.model_copy(update={"host": "0.0.0.0"}).api_key_required
+    assert not settings.model_copy(update={"host": "127.0.0.1"}).api_key_required
+
+
+def test_other_owners_get_404_for_models_jobs_and_results(secured, run_queued, mini):
+    client, keys = secured
+    model_id = client.post("/v1/models", json=mini, headers=auth(keys["alice"])).json()["id"]
+    job = client.post("/v1/jobs", json={"modelId": model_id}, headers=auth(keys["alice"])).json()
+    run_queued()
+    bob = auth(keys["bob"])
+    for path in (f"/v1/models/{model_id}", f"/v1/jobs/{job['id']}", f"/v1/jobs/{job['id']}/results"):
+        assert client.get(path, headers=bob).status_code == 404
+        assert client.get(path, headers=auth(keys["alice"])).status_code == 200
+    assert client.delete(f"/v1/jobs/{job['id']}", headers=bob).status_code == 404
+    assert client.post("/v1/jobs", json={"modelId": model_id}, headers=bob).status_code == 404
+    assert client.get("/v1/jobs", headers=bob).json()["items"] == []
+
+
+def test_revoked_key_is_refused(secured, settings):
+    from service.auth import revoke_key
+    client, keys = secured
+    with get_sessionmaker(settings.database)() as session:
+        revoke_key(session, keys["bob"].split("_")[1])
+    assert client.get("/v1/jobs", headers=auth(keys["bob"])).status_code == 401
+
+
+def make_client(settings, **limits):
+    return TestClient(create_app(settings.model_copy(update=limits)))
+
+
+def test_request_body_over_the_limit_is_413(settings, queued, mini):
+    with make_client(settings, max_request_bytes=1000) as client:
+        answer = client.post("/v1/models", json=mini)
+        assert answer.status_code == 413
+        assert "MBSERVE_MAX_REQUEST_BYTES" in answer.json()["error"]["message"]
+        chunked = client.post("/v1/models", content=iter([b"{" + b" " * 600, b" " * 600 + b"}"]),
+                              headers={"content-type": "application/json"})
+        assert chunked.status_code == 413
+
+
+def test_model_limits_are_422_naming_the_limit(settings, queued, mini):
+    with make_client(settings, max_items=2, max_sensor_rows=100) as client:
+        answer = client.post("/v1/jobs", json={"model": mini})
+        assert answer.status_code == 422 and answer.json()["error"]["code"] == "limit_exceeded"
+        detail = {d["path"]: d["message"] for d in answer.json()["error"]["detail"]}
+        assert "MBSERVE_MAX_ITEMS" in detail["model.objects"]
+        assert "MBSERVE_MAX_SENSOR_ROWS" in detail["model.simulationSettings"]
+
+
+def test_rate_limit_on_post_is_429_with_retry_after(settings, queued, mini):
+    with make_client(settings, rate_limit_per_minute=3) as client:
+        codes = [client.post("/v1/models", json=mini).status_code for _ in range(4)]
+        assert codes == [201, 201, 201, 429]
+        answer = client.post("/v1/jobs", json={"model": mini})
+        assert answer.status_code == 429 and int(answer.headers["retry-after"]) >= 1
+        assert client.get("/v1/jobs").status_code == 200  # reads are not limited
+
+
+def test_database_down_is_503(settings, queued):
+    down = settings.model_copy(update={"database_url": "postgresql+psycopg://postgres@127.0.0.1:1/none"})
+    with TestClient(create_app(down)) as client:
+        answer = client.get("/v1/jobs")
+    assert answer.status_code == 503 and answer.json()["error"]["code"] == "database_unavailable"

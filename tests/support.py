@@ -1,0 +1,97 @@
+"""Processes for end-to-end tests: an `mbserve serve` or a Celery worker, on free ports, stopped after."""
+from __future__ import annotations
+
+import functools
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(args: list[str], env: dict, log: Path) -> subprocess.Popen:
+    """A child in its own process group, so stopping it also stops the worker processes it forked."""
+    out = open(log, "wb")
+    return subprocess.Popen([sys.executable, "-m", *args], cwd=ROOT, env={**os.environ, **env},
+                            stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def wait_http(url: str, proc: subprocess.Popen, log: Path, timeout: float = 60) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{proc.args} exited with {proc.returncode}:\n{log.read_text()}")
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"{url} not ready after {timeout} s:\n{log.read_text()}")
+
+
+def wait_job(client: httpx.Client, job_id: str, timeout: float = 120, until=("succeeded", "failed", "canceled")) -> dict:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        job = client.get(f"/v1/jobs/{job_id}").raise_for_status().json()
+        if job["status"] in until:
+            return job
+        time.sleep(0.1)
+    raise AssertionError(f"job {job_id} still {job['status']} after {timeout} s")
+
+
+def same_document(served: str, doc: dict) -> bool:
+    """The service's results text equals json.dumps of the in-process document, byte for byte,
+    except solveSeconds (the wall time of each solve)."""
+    import json
+    served_doc = json.loads(served)
+    doc = json.loads(json.dumps(doc))
+    doc["solver"]["solveSeconds"] = served_doc["solver"].get("solveSeconds")
+    return served == json.dumps(doc)
+
+
+@functools.lru_cache
+def in_process(case: str) -> tuple[str, dict | list]:
+    """('ok', results document) or ('invalid', problems) from the core in this process, once per case."""
+    import multibody
+
+    from tests.conftest import example
+    try:
+        return "ok", multibody.simulate(example(case)).to_document()
+    except multibody.ModelInvalid as exc:
+        return "invalid", [p.to_dict() for p in exc.problems]
+
+
+def check_like_in_process(client: httpx.Client, case: str) -> None:
+    """POST the example as a job; the service's answer matches the core's in-process outcome."""
+    from tests.conftest import example
+    kind, expected = in_process(case)
+    answer = client.post("/v1/jobs", json={"model": example(case)})
+    if kind == "invalid":
+        assert answer.status_code == 422, answer.text
+        return
+    job = answer.raise_for_status().json()
+    assert wait_job(client, job["id"], timeout=300)["status"] == expected["status"]
+    assert same_document(client.get(f"/v1/jobs/{job['id']}/results").text, expected)

@@ -1,0 +1,102 @@
+import copy
+import json
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from mbserve.cli import app
+from tests.conftest import EXAMPLES, ROOT, example
+from tests.support import same_document
+
+runner = CliRunner()
+MINI = EXAMPLES / "mini" / "model.json"
+
+
+@pytest.fixture
+def broken(tmp_path, mini):
+    doc = copy.deepcopy(mini)
+    del doc["objects"][1]["objectType"]
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_run_writes_the_results_document(tmp_path, mini):
+    import multibody
+    out = tmp_path / "results.json"
+    result = runner.invoke(app, ["run", str(MINI), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert same_document(out.read_text(), multibody.simulate(mini).to_document())
+
+
+def test_run_to_stdout(mini):
+    result = runner.invoke(app, ["run", str(MINI)])
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["status"] == "succeeded"
+
+
+def test_run_invalid_model_exits_2_with_problems_on_stderr(broken):
+    result = runner.invoke(app, ["run", str(broken)])
+    assert result.exit_code == 2
+    assert "objects[1]" in result.stderr and result.stdout == ""
+
+
+def test_run_not_json_exits_2(tmp_path):
+    path = tmp_path / "x.json"
+    path.write_text("{nope")
+    assert runner.invoke(app, ["run", str(path)]).exit_code == 2
+
+
+def test_run_failed_simulation_exits_1(monkeypatch, tmp_path):
+    """The core reports a failed solve as a results document with status 'failed' (stand-in here)."""
+    import multibody
+    failed = multibody.Results("failed", [], {"type": "Dynamic"}, {},
+                               {"code": "newton", "message": "Newton not converged at t = 0.4132", "detail": []})
+    monkeypatch.setattr(multibody, "simulate", lambda doc, **kw: failed)
+    out = tmp_path / "r.json"
+    result = runner.invoke(app, ["run", str(MINI), "-o", str(out)])
+    assert result.exit_code == 1
+    assert "t = 0.4132" in result.stderr
+    assert json.loads(out.read_text())["error"]["code"] == "newton"
+
+
+def test_validate(broken):
+    ok = runner.invoke(app, ["validate", str(MINI)])
+    assert ok.exit_code == 0 and ok.stdout.startswith("valid")
+    expanded = runner.invoke(app, ["validate", str(MINI), "--expanded"])
+    assert expanded.exit_code == 0 and json.loads(expanded.stdout)["objects"]
+    bad = runner.invoke(app, ["validate", str(broken)])
+    assert bad.exit_code == 2 and "objects[1]" in bad.stderr
+
+
+def test_run_imports_neither_fastapi_nor_celery(tmp_path):
+    code = ("import sys; from mbserve.cli import app; "
+            f"app(['run', {str(MINI)!r}, '-o', {str(tmp_path / 'r.json')!r}], standalone_mode=False); "
+            "print(sorted(m for m in ('fastapi', 'celery', 'sqlalchemy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_submit_wait_writes_the_job_results(embedded, tmp_path):
+    import multibody
+    out = tmp_path / "results.json"
+    result = runner.invoke(app, ["submit", str(MINI), "--url", embedded, "--wait", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert same_document(out.read_text(), multibody.simulate(example("mini")).to_document())
+
+
+def test_submit_invalid_model_exits_2(embedded, broken):
+    result = runner.invoke(app, ["submit", str(broken), "--url", embedded])
+    assert result.exit_code == 2 and "objects[1]" in result.stderr
+
+
+def test_keys_create_list_revoke(tmp_path):
+    data = ["--data-dir", str(tmp_path / "d")]
+    key = runner.invoke(app, ["keys", "create", "alice", *data]).stdout.strip()
+    key_id = key.split("_")[1]
+    assert key_id in runner.invoke(app, ["keys", "list", *data]).stdout
+    assert runner.invoke(app, ["keys", "revoke", key_id, *data]).exit_code == 0
+    assert "revoked" in runner.invoke(app, ["keys", "list", *data]).stdout
+    assert runner.invoke(app, ["keys", "revoke", key_id, *data]).exit_code == 1

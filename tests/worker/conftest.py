@@ -1,0 +1,76 @@
+
+import secrets
+
+import pytest
+
+from tests.conftest import example, require_service
+
+PG = "postgresql+psycopg://postgres@127.0.0.1:5432"
+
+
+@pytest.fixture
+def make_job(settings):
+    """A queued job in the database, as POST /v1/jobs leaves it (without dispatching it)."""
+    import multibody
+    from service import jobs
+    from service.db.session import get_sessionmaker
+
+    def make(doc=None, overrides=None) -> str:
+        doc = doc or example("mini")
+        with get_sessionmaker(settings.database)() as session:
+            model = jobs.store_model(session, "anonymous", doc, multibody.validate_document(doc))
+            return jobs.create_job(session, "anonymous", model.id, overrides).id
+    return make
+
+
+def long_running() -> dict:
+    """Settings overrides that keep the mini example busy for minutes (tests cancel or time it out)."""
+    return {"timeIntegration": {"numberOfSteps": 10_000_000, "endTime": 100_000.0},
+            "solution": {"sensors": {"writePeriod": 10_000.0}}}
+
+
+def job_row(settings, job_id):
+    from service.db.models import Job
+    from service.db.session import get_sessionmaker
+    with get_sessionmaker(settings.database)() as session:
+        return session.get(Job, job_id)
+
+
+
+
+def lasting(seconds: float) -> dict:
+    """Settings overrides that make the mini example take about `seconds` in this process."""
+    import time
+
+    import multibody
+    start = time.perf_counter()
+    multibody.simulate(multibody.merge_settings(example("mini"), {"timeIntegration": {"numberOfSteps": 200}}))
+    steps = int(200 * seconds / (time.perf_counter() - start)) + 1
+    return {"timeIntegration": {"numberOfSteps": steps, "endTime": steps / 100},
+            "solution": {"sensors": {"writePeriod": 1.0}}}
+
+
+@pytest.fixture(scope="session")
+def postgres_url():
+    import psycopg
+    require_service("PostgreSQL at 127.0.0.1:5432", lambda: psycopg.connect(
+        "host=127.0.0.1 user=postgres dbname=postgres connect_timeout=3").close())
+    name = f"mbserve_test_{secrets.token_hex(4)}"
+    with psycopg.connect("host=127.0.0.1 user=postgres dbname=postgres", autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    yield f"{PG}/{name}"
+    from service.db.session import get_engine
+    get_engine(f"{PG}/{name}").dispose()
+    with psycopg.connect("host=127.0.0.1 user=postgres dbname=postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def redis_url():
+    import redis
+    db = secrets.randbelow(14) + 1  # 0 is the default other software uses; flushed, so keep clear of it
+    url = f"redis://127.0.0.1:6379/{db}"
+    require_service("Redis at 127.0.0.1:6379", lambda: redis.Redis.from_url(url, socket_timeout=3).ping())
+    redis.Redis.from_url(url).flushdb()
+    yield url
+    redis.Redis.from_url(url).flushdb()

@@ -1,0 +1,99 @@
+"""The task's logic without a broker: claims, leases, cancel, time limit, reconciler."""
+import threading
+import time
+from datetime import timedelta
+
+from sqlalchemy import select, update
+
+from service import jobs
+from service.db.models import Job, Result, utcnow
+from service.db.session import get_sessionmaker
+from tests.worker.conftest import job_row, long_running
+from worker.runner import execute
+
+
+def wait_for(predicate, timeout=30.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    raise AssertionError("condition not reached in time")
+
+
+def test_job_runs_once_and_a_second_delivery_does_nothing(settings, make_job):
+    job_id = make_job()
+    assert execute(settings, job_id) == "succeeded"
+    assert execute(settings, job_id) == "skipped"
+    with get_sessionmaker(settings.database)() as session:
+        assert session.scalar(select(Job.attempts).where(Job.id == job_id)) == 1
+        assert session.get(Result, job_id) is not None
+    assert len(list((settings.results / job_id).iterdir())) == 1
+
+
+def test_delivery_of_a_job_held_by_a_live_worker_is_skipped(settings, make_job):
+    job_id = make_job()
+    with get_sessionmaker(settings.database)() as session:
+        assert jobs.claim(session, job_id, lease_seconds=60) is not None
+    assert execute(settings, job_id) == "skipped"
+    assert job_row(settings, job_id).status == "running"
+
+
+def test_job_of_a_dead_worker_is_taken_over_after_its_lease_expires(settings, make_job):
+    job_id = make_job()
+    with get_sessionmaker(settings.database)() as session:
+        jobs.claim(session, job_id, lease_seconds=60)
+        session.execute(update(Job).where(Job.id == job_id).values(lease_expires_at=utcnow() - timedelta(seconds=1)))
+        session.commit()
+    assert execute(settings, job_id) == "succeeded"
+    assert job_row(settings, job_id).attempts == 2
+
+
+def test_cancel_stops_a_running_job_cooperatively(settings, make_job):
+    job_id = make_job(overrides=long_running())
+    outcome = []
+    worker = threading.Thread(target=lambda: outcome.append(execute(settings, job_id)))
+    worker.start()
+    wait_for(lambda: job_row(settings, job_id).progress > 0)
+    with get_sessionmaker(settings.database)() as session:
+        assert jobs.cancel(session, session.get(Job, job_id))
+    worker.join(30)
+    assert outcome == ["abandoned"]
+    row = job_row(settings, job_id)
+    assert row.status == "canceled" and row.finished_at is not None
+    with get_sessionmaker(settings.database)() as session:
+        assert session.get(Result, job_id) is None
+
+
+def test_wall_time_limit_fails_the_job_with_code_time_limit(settings, make_job):
+    job_id = make_job(overrides=long_running())
+    assert execute(settings.model_copy(update={"job_time_limit": 0.5}), job_id) == "failed"
+    assert job_row(settings, job_id).error["code"] == "time_limit"
+
+
+def test_progress_is_reported_while_running(settings, make_job):
+    job_id = make_job(overrides=long_running())
+    seen = []
+    worker = threading.Thread(target=execute, args=(settings, job_id))
+    worker.start()
+    wait_for(lambda: seen.append(job_row(settings, job_id).progress) or len(set(seen)) >= 3)
+    with get_sessionmaker(settings.database)() as session:
+        jobs.cancel(session, session.get(Job, job_id))
+    worker.join(30)
+    assert 0 < max(seen) < 1
+
+
+def test_reconciler_requeues_lost_jobs_and_fails_exhausted_ones(settings, make_job):
+    never_sent, expired, exhausted, fresh = (make_job() for _ in range(4))
+    past = utcnow() - timedelta(seconds=600)
+    with get_sessionmaker(settings.database)() as session:
+        session.execute(update(Job).where(Job.id != fresh).values(created_at=past))
+        session.execute(update(Job).where(Job.id == expired).values(
+            status="running", attempts=1, lease_expires_at=past, dispatched_at=past))
+        session.execute(update(Job).where(Job.id == exhausted).values(
+            status="running", attempts=settings.max_attempts, lease_expires_at=past))
+        session.execute(update(Job).where(Job.id == fresh).values(dispatched_at=utcnow()))
+        session.commit()
+        assert sorted(jobs.reconcile(session, settings)) == sorted([never_sent, expired])
+    row = job_row(settings, exhausted)
+    assert row.status == "failed" and row.error["code"] == "worker_lost"

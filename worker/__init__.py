@@ -1,0 +1,1 @@
+"""The Celery worker: thin tasks around the numeric core (runner.py holds the logic)."""

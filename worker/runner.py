@@ -1,0 +1,104 @@
+"""Run one job: claim it, simulate with progress and cooperative cancel, store the outcome.
+
+Testable without a broker: `execute(settings, job_id)` is all the Celery task calls.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+
+from celery.exceptions import SoftTimeLimitExceeded
+
+import multibody
+import multibody.model  # noqa: F401  the core imports these lazily: load them before the pool
+import multibody.solvers  # noqa: F401  forks, so that no job pays for the imports
+from service import jobs
+from service.config import Settings
+from service.db.models import Job, Model, Result
+from service.db.session import get_sessionmaker
+from service.results import remove_other_attempts, write_results
+
+log = logging.getLogger(__name__)
+
+
+class _Watch(threading.Thread):
+    """Writes progress and extends the lease every `progress_seconds`; notices a cancel (or a
+    takeover) because the heartbeat then no longer matches our token."""
+
+    def __init__(self, settings: Settings, job_id: str, token: str):
+        super().__init__(daemon=True, name=f"heartbeat-{job_id}")
+        self.settings, self.job_id, self.token = settings, job_id, token
+        self.progress = 0.0
+        self.lost = threading.Event()
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        Session = get_sessionmaker(self.settings.database)
+        while not self.done.wait(self.settings.progress_seconds):
+            try:
+                with Session() as session:
+                    if not jobs.heartbeat(session, self.job_id, self.token,
+                                          self.settings.lease_seconds, self.progress):
+                        self.lost.set()
+                        return
+            except Exception as exc:  # database hiccup: the lease has slack for a few misses
+                log.warning("heartbeat of job %s failed: %s", self.job_id, exc)
+
+
+def execute(settings: Settings, job_id: str) -> str:
+    """Returns what happened: the final status, 'skipped' when the job was not ours to run, or
+    'abandoned' when it was canceled or taken over while it ran."""
+    Session = get_sessionmaker(settings.database)
+    with Session() as session:
+        claimed = jobs.claim(session, job_id, settings.lease_seconds)
+        if claimed is None:
+            return "skipped"
+        job, token = claimed
+        model = session.get(Model, job.model_id)
+        doc = multibody.merge_settings(json.loads(model.document), job.settings_overrides)
+
+    watch = _Watch(settings, job_id, token)
+    deadline = time.monotonic() + settings.job_time_limit
+    timed_out = False
+
+    def cancel() -> bool:
+        nonlocal timed_out
+        timed_out = time.monotonic() > deadline
+        return timed_out or watch.lost.is_set()
+
+    def progress(fraction: float) -> None:
+        watch.progress = float(fraction)
+
+    watch.start()
+    error = result = None
+    try:
+        results = multibody.simulate(doc, progress=progress, cancel=cancel)
+        rel, head, sensors = write_results(settings.results, job_id, token, results)
+        result = Result(job_id=job_id, head=head, sensors=sensors, path=rel)
+        status, error = results.status, results.error
+    except (multibody.SimulationCanceled, SoftTimeLimitExceeded):
+        if watch.lost.is_set() and not timed_out:
+            return "abandoned"
+        status, error = "failed", {"code": "time_limit", "detail": [], "message":
+                                   f"the job ran longer than the limit of {settings.job_time_limit:g} s"}
+    except multibody.ModelInvalid as exc:
+        status, error = "failed", {"code": "model_invalid", "message": str(exc),
+                                   "detail": [{"path": p.path, "message": p.message} for p in exc.problems]}
+    except Exception as exc:  # a crash in the core fails this job; the worker goes on
+        log.exception("job %s crashed", job_id)
+        status, error = "failed", {"code": "internal_error", "message": f"{type(exc).__name__}: {exc}",
+                                   "detail": []}
+    finally:
+        watch.done.set()
+        watch.join()
+
+    with Session() as session:
+        stored = jobs.finish(session, job_id, token, status, error=error, result=result)
+    if stored:
+        remove_other_attempts(settings.results, job_id, result.path if result else None)
+        return status
+    if result is not None and result.path:  # canceled or taken over meanwhile: drop only our file
+        (settings.results / result.path).unlink(missing_ok=True)
+    return "abandoned"

@@ -1,0 +1,15 @@
+"""Thin Celery tasks: everything but the broker plumbing lives in worker.runner."""
+from __future__ import annotations
+
+from sqlalchemy.exc import OperationalError
+
+from . import runner
+from .celery_app import app
+
+
+@app.task(name="mbserve.run_job", bind=True, max_retries=None)
+def run_job(self, job_id: str) -> str:
+    try:
+        return runner.execute(self.app.settings, job_id)
+    except OperationalError as exc:  # database unreachable: try again later, with backoff
+        raise self.retry(exc=exc, countdown=min(60, 2 ** min(self.request.retries, 6)))
