@@ -46,7 +46,8 @@ class EvaluationError(ArithmeticError):
 
 
 class Select(sp.Function):
-    """Select(a, b, s1, strict1, s2, strict2, ...): a where every s_i > 0 (>= 0 if strict_i is 0), else b.
+    """Select(a, b, s1, strict1, s2, strict2, ...): a where every s_i > 0 (>= 0 if strict_i is 0),
+    else b.
 
     Our own piecewise node for where(), step() and the derivatives of min/max. sympy's Piecewise solves inequalities when a
     condition contains another Piecewise (seconds for min(t, max(t, 1)), unbounded in general);
@@ -194,7 +195,8 @@ def parse_expression(text: str, variables: tuple[str, ...]) -> sp.Expr:
     _check_shape(tree.body)
     expr = _Builder(variables).build(tree.body)[0]
     if any(sum(not f.is_number for f in m.args) > MAX_FACTORS for m in expr.atoms(sp.Mul)):
-        raise ExpressionError(f"a product of more than {MAX_FACTORS} varying factors is too costly to differentiate")
+        raise ExpressionError(
+            f"a product of more than {MAX_FACTORS} varying factors is too costly to differentiate")
     return expr
 
 
@@ -232,7 +234,9 @@ def _continues_chain(parent: ast.AST, child: ast.AST) -> bool:
 def _number_text(v: float) -> str:
     """A short rendering of a possibly huge number for messages (f'{v:g}' overflows on big ints)."""
     digits = str(v) if not isinstance(v, int) else str(abs(v))
-    return digits if len(digits) <= 12 else (f"{v:.3g}" if isinstance(v, float) else f"a {len(digits)}-digit integer")
+    if len(digits) <= 12:
+        return digits
+    return f"{v:.3g}" if isinstance(v, float) else f"a {len(digits)}-digit integer"
 
 
 def _where(node: ast.AST) -> str:
@@ -377,7 +381,8 @@ class _Builder:
         """Keep constants bounded so later operations on them stay cheap."""
         if value is not None and not abs(value) <= MAX_MAGNITUDE:
             self.fail(node, f"constant subexpression is too large (at most {MAX_MAGNITUDE:g})")
-        if isinstance(expr, sp.Rational) and max(expr.p.bit_length(), expr.q.bit_length()) > MAX_RATIONAL_BITS:
+        if isinstance(expr, sp.Rational) and max(expr.p.bit_length(),
+                                                 expr.q.bit_length()) > MAX_RATIONAL_BITS:
             self.fail(node, "constant subexpression is too large or too precise")
         if expr in NONFINITE:
             self.fail(node, "expression is undefined (division by zero or infinity)")

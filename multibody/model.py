@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from . import schema as S
 from . import settings as settings_mod
 from .api import ModelInvalid, Problem
+from .convenience import expand_convenience
 
 # what a reference must point at: item type names, per list
 RIGID_BODY_TYPES = {"RigidBody"}
@@ -117,15 +118,23 @@ def _schema_problems(doc: dict, exc: ValidationError) -> list[Problem]:
 def load_model(raw: Any) -> LoadedModel:
     if not isinstance(raw, dict):
         raise ModelInvalid([Problem("$", "a model document must be a JSON object")])
+    # each convenience item becomes the object at its own index (extra items are appended), so the
+    # paths of the expanded document are the user's
+    expanded, problems, deprecations = expand_convenience(raw)
+    if problems:
+        raise ModelInvalid(problems)
     try:
-        doc = S.ModelDocument.model_validate(raw)
+        doc = S.ModelDocument.model_validate(expanded)
     except ValidationError as exc:
-        problems = _schema_problems(raw, exc)
+        problems = _schema_problems(expanded, exc)
         if "simulationSettings" in raw:
             _, sp = settings_mod.resolve(raw.get("simulationSettings"))
             problems += [Problem(p, m) for p, m in sp]
         raise ModelInvalid(problems) from None
-    return _Checker(doc).run()
+    loaded = _Checker(doc).run()
+    loaded.expanded_document = expanded
+    loaded.warnings[:0] = deprecations
+    return loaded
 
 
 class _Checker:

@@ -170,7 +170,7 @@ def solve_explicit(loaded, progress=None, cancel=None) -> Results:
         warned_min = False
         while t < t_end - 1e-10:
             if accumulate:
-                h = min(h, t_end - t) if t + h > t_end else h  # Exudyn cuts the last step to end at endTime
+                h = t_end - t if t + h > t_end else h  # Exudyn cuts the last step to end at endTime
                 t_new = t + h
             else:
                 t_new = t0 + (n_steps + 1) * h

@@ -216,3 +216,18 @@ def test_compiled_law_calls_are_fast():
     for i in range(n):
         m.qdd(i * 1e-4)
     assert (time.perf_counter() - start) / n < 5e-6  # the solver calls these per Newton iteration
+
+
+def test_mismatch_check_takes_bounded_time():
+    # sympy.simplify of this difference ran for over 10 minutes; the numerical check decides at once
+    import time
+    start = time.perf_counter()
+    found = problems(custom("Position", position="atan2(sin(t)*cosh(t), 1+t**2)*exp(-t)*log(2+t)",
+                            positionDot="exp(-t)"))
+    assert found[0][0] == "motions[0].positionDot"
+    assert time.perf_counter() - start < 2.0
+
+
+def test_derivative_undefined_at_all_sample_times_cannot_be_checked():
+    [(path, message)] = problems(custom("Position", position="sqrt(-t)", positionDot="-0.5/sqrt(-t)"))
+    assert path == "motions[0].positionDot" and "cannot be checked" in message
