@@ -48,8 +48,10 @@ def test_slider_follows_closed_form_and_torque_is_virtual_work():
     assert res.status == "succeeded", res.error
     assert any(w["code"] == "InitialStateCorrected" for w in res.warnings)  # starts at rest, driven at ω
     t = res.sensors["slider_x"].data[:, 0]
-    phi = OMEGA * t
-    np.testing.assert_allclose(res.sensors["angle"].data[:, 1], phi, atol=1e-9)
+    # a velocity-level motion: the scheme integrates the angle, O(h²) off ωt at h = 2.5e-3 ...
+    np.testing.assert_allclose(res.sensors["angle"].data[:, 1], OMEGA * t, atol=1e-6)
+    # ... and the mechanism follows the angle it reached to Newton tolerance
+    phi = res.sensors["angle"].data[:, 1]
     x = R_CRANK * np.cos(phi) + np.sqrt(L_ROD ** 2 - (R_CRANK * np.sin(phi)) ** 2)
     np.testing.assert_allclose(res.sensors["slider_x"].data[:, 1], x, atol=1e-9)
     dx = -R_CRANK * np.sin(phi) - R_CRANK ** 2 * np.sin(phi) * np.cos(phi) / np.sqrt(L_ROD ** 2 - (R_CRANK * np.sin(phi)) ** 2)
