@@ -13,11 +13,10 @@ index cannot tell apart from an object).
 from __future__ import annotations
 
 import copy
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import (BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator,
-                      model_validator)
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator, model_validator
 
 from . import rotations as R
 from . import schema as S
@@ -86,6 +85,12 @@ class InertiaCylinder(_Inertia):
     axis: Literal[0, 1, 2]
     innerRadius: S.FiniteFloat = Field(0.0, ge=0)
 
+    @model_validator(mode="after")
+    def hollow_inside(self):
+        if self.innerRadius >= self.outerRadius:
+            raise ValueError("innerRadius must be smaller than outerRadius")
+        return self
+
     def mass_tensor_com(self):
         ro, ri = self.outerRadius, self.innerRadius
         m = self.density * self.length * np.pi * (ro**2 - ri**2)
@@ -116,7 +121,9 @@ class InertiaSphere(_Inertia):
 
 INERTIA_TYPES = {"RigidBodyInertia": RigidBodyInertia, "Cuboid": InertiaCuboid, "Cylinder": InertiaCylinder,
                  "Sphere": InertiaSphere}
-Inertia = Annotated[Union[tuple(Annotated[cls, Tag(tag)] for tag, cls in INERTIA_TYPES.items())],
+Inertia = Annotated[Annotated[RigidBodyInertia, Tag("RigidBodyInertia")] | Annotated[InertiaCuboid, Tag("Cuboid")]
+                    | Annotated[InertiaCylinder, Tag("Cylinder")] | Annotated[InertiaSphere, Tag("Sphere")],
+                    # no type: Exudyn's general RigidBodyInertia; an instance is seen when serializing
                     Discriminator(lambda v: v.get("type", "RigidBodyInertia") if isinstance(v, dict)
                                   else getattr(v, "type", None))]
 
@@ -233,7 +240,7 @@ def orthonormal_basis(vector: np.ndarray) -> np.ndarray:
 
 
 def euler_parameters(a: np.ndarray) -> np.ndarray:
-    """Exudyn's RotationMatrix2EulerParameters (its branches, then normalized), so that reference
+    """Exudyn's RotationMatrix2EulerParameters (same formulas, then normalized), so that reference
     coordinates match Exudyn's to the last bit."""
     trace = a[0, 0] + a[1, 1] + a[2, 2] + 1.0
     if abs(trace) > 1e-15:
@@ -282,8 +289,8 @@ def _named(name: str, item: dict) -> dict:
 
 
 # ----------------------------------------------------------------------------- expansion
-def _error_path(prefix: str, loc: tuple) -> str:
-    path = prefix
+def _error_path(loc: tuple) -> str:
+    path = ""
     for k, part in enumerate(loc):
         if k and loc[k - 1] == "inertia" and part in INERTIA_TYPES:
             continue  # the union tag pydantic puts into the location
@@ -330,8 +337,9 @@ class _Expansion:
                 specs[i] = CONVENIENCE_ITEMS[t].model_validate(item)
             except ValidationError as exc:
                 for err in exc.errors(include_url=False):
-                    msg = f"unknown key {err['loc'][-1]!r}" if err["type"] == "extra_forbidden" else err["msg"]
-                    self.problem(i, _error_path("", err["loc"]), msg)
+                    msg = {"extra_forbidden": f"unknown key {err['loc'][-1]!r}",
+                           "value_error": str(err.get("ctx", {}).get("error"))}.get(err["type"], err["msg"])
+                    self.problem(i, _error_path(err["loc"]), msg)
         # bodies first: a joint may connect a body that comes later in `objects`
         gravity = {i: self.rigid_body(i, s) for i, s in specs.items() if isinstance(s, CreateRigidBody)}
         for i, spec in specs.items():  # then markers and loads in the order Exudyn adds them

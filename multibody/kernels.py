@@ -16,7 +16,7 @@ jit = numba.njit(cache=True, nogil=True, boundscheck=False)
 
 @jit
 def _ep_frame(th, A, G, Gb):
-    """A(θ), G and Ḡ of Euler parameters θ (rotations.ep_rotation and EP_G_SIGN/EP_GBAR_SIGN)."""
+    """A(θ) (rotations.ep_rotation), G = 2[-θv | θ0 I + θ̃v] and Ḡ = 2[-θv | θ0 I - θ̃v]."""
     t0, t1, t2, t3 = th[0], th[1], th[2], th[3]
     A[0, 0] = 1 - 2 * (t2 * t2 + t3 * t3)
     A[1, 1] = 1 - 2 * (t1 * t1 + t3 * t3)
@@ -106,3 +106,296 @@ def kinematics(q, v, fcols, fpos_ref, ftheta_ref, f_is_ep, mframe, mlocal, mrot,
             for i in range(3):
                 Jrot[m, i, 3 + j] = g[i, j]
     return qx, vx, theta, theta_t, fA, fG, fGbar, fpos, fvel, fomega, pos, rot, vel, omega, Jpos, Jrot
+
+
+@jit
+def _rigid_mass(A, Gb, m, b, J, M):
+    """M = [[m I, -m A b̃ Ḡ], [.ᵀ, Ḡᵀ J Ḡ]] of one rigid body into M (7,7)."""
+    M[:] = 0.0
+    for i in range(3):
+        M[i, i] = m
+    # A b̃: column j of b̃ is e_j × b
+    Ab = np.empty((3, 3))
+    for i in range(3):
+        Ab[i, 0] = A[i, 1] * b[2] - A[i, 2] * b[1]
+        Ab[i, 1] = -A[i, 0] * b[2] + A[i, 2] * b[0]
+        Ab[i, 2] = A[i, 0] * b[1] - A[i, 1] * b[0]
+    for i in range(3):
+        for j in range(4):
+            s = Ab[i, 0] * Gb[0, j] + Ab[i, 1] * Gb[1, j] + Ab[i, 2] * Gb[2, j]
+            M[i, 3 + j] = -m * s
+            M[3 + j, i] = -m * s
+    JG = np.empty((3, 4))
+    for i in range(3):
+        for j in range(4):
+            JG[i, j] = J[i, 0] * Gb[0, j] + J[i, 1] * Gb[1, j] + J[i, 2] * Gb[2, j]
+    for i in range(4):
+        for j in range(4):
+            M[3 + i, 3 + j] = Gb[0, i] * JG[0, j] + Gb[1, i] * JG[1, j] + Gb[2, i] * JG[2, j]
+
+
+@jit
+def rigid_mass_matrices(fA, fGbar, frame, mass, com, inertia):
+    n = frame.shape[0]
+    M = np.empty((n, 7, 7))
+    for k in range(n):
+        f = frame[k]
+        _rigid_mass(fA[f], fGbar[f], mass[k], com[k], inertia[k], M[k])
+    return M
+
+
+@jit
+def rigid_mass_times(fA, fGbar, frame, cols, mass, com, inertia, a, n2):
+    """Σ_bodies M_k a[cols_k], scattered on the n2 coordinates (the dummy column dropped)."""
+    out = np.zeros(n2)
+    M = np.empty((7, 7))
+    for k in range(frame.shape[0]):
+        f = frame[k]
+        _rigid_mass(fA[f], fGbar[f], mass[k], com[k], inertia[k], M)
+        for i in range(7):
+            ci = cols[k, i]
+            if ci >= n2:
+                continue
+            s = 0.0
+            for j in range(7):
+                cj = cols[k, j]
+                if cj < n2:
+                    s += M[i, j] * a[cj]
+            out[ci] += s
+    return out
+
+
+@jit
+def rigid_quadratic_velocity(fA, fGbar, theta_t, frame, cols, mass, com, inertia, n2):
+    """-(quadratic velocity terms): -m A (ω̄×(ω̄×b)) and -Ḡᵀ(ω̄ × J ω̄), scattered on n2."""
+    out = np.zeros(n2)
+    w = np.empty(3)
+    u = np.empty(3)
+    x = np.empty(7)
+    for k in range(frame.shape[0]):
+        f = frame[k]
+        A, Gb, b, J = fA[f], fGbar[f], com[k], inertia[k]
+        for i in range(3):
+            w[i] = Gb[i, 0] * theta_t[f, 0] + Gb[i, 1] * theta_t[f, 1] + Gb[i, 2] * theta_t[f, 2] \
+                + Gb[i, 3] * theta_t[f, 3]
+        c0 = w[1] * b[2] - w[2] * b[1]
+        c1 = w[2] * b[0] - w[0] * b[2]
+        c2 = w[0] * b[1] - w[1] * b[0]
+        u[0] = w[1] * c2 - w[2] * c1
+        u[1] = w[2] * c0 - w[0] * c2
+        u[2] = w[0] * c1 - w[1] * c0
+        for i in range(3):
+            x[i] = -mass[k] * (A[i, 0] * u[0] + A[i, 1] * u[1] + A[i, 2] * u[2])
+        Jw0 = J[0, 0] * w[0] + J[0, 1] * w[1] + J[0, 2] * w[2]
+        Jw1 = J[1, 0] * w[0] + J[1, 1] * w[1] + J[1, 2] * w[2]
+        Jw2 = J[2, 0] * w[0] + J[2, 1] * w[1] + J[2, 2] * w[2]
+        c0 = w[1] * Jw2 - w[2] * Jw1
+        c1 = w[2] * Jw0 - w[0] * Jw2
+        c2 = w[0] * Jw1 - w[1] * Jw0
+        for j in range(4):
+            x[3 + j] = -(Gb[0, j] * c0 + Gb[1, j] * c1 + Gb[2, j] * c2)
+        for i in range(7):
+            if cols[k, i] < n2:
+                out[cols[k, i]] += x[i]
+    return out
+
+
+@jit
+def marker_loads(out, mcols, J, markers, vec, weight):
+    """out[cols] += weight Jᵀ vec per load (force or torque on a marker), dummy column dropped."""
+    n2 = out.shape[0]
+    for k in range(markers.shape[0]):
+        m = markers[k]
+        for c in range(7):
+            col = mcols[m, c]
+            if col < n2:
+                out[col] += weight[k] * (J[m, 0, c] * vec[k, 0] + J[m, 1, c] * vec[k, 1] + J[m, 2, c] * vec[k, 2])
+
+
+@jit
+def add_constraint_forces(out, cols, C, lam, ae):
+    """out += C_qᵀ λ of one constraint group (C (n,R,ncols)), dummy column dropped."""
+    n2 = out.shape[0]
+    for k in range(cols.shape[0]):
+        for c in range(cols.shape[1]):
+            col = cols[k, c]
+            if col < n2:
+                s = 0.0
+                for r in range(ae.shape[1]):
+                    s += C[k, r, c] * lam[ae[k, r]]
+                out[col] += s
+
+
+@jit
+def _cross_dot(a, b, c):
+    """(a × b)·c"""
+    return (a[1] * b[2] - a[2] * b[1]) * c[0] + (a[2] * b[0] - a[0] * b[2]) * c[1] + (a[0] * b[1] - a[1] * b[0]) * c[2]
+
+
+@jit
+def joint_rows(rot, pos, vel, omega, Jpos, Jrot, m0, m1, R0, R1, kinds, ri, rj, velocity_level):
+    """(g (n,R), C (n,R,14)) of frame-joint rows (as frame_joint.constraint_row, per row): kinds 0 "t",
+    1 "tg", 2 "r" with axis indices ri (and rj for "r")."""
+    n, nr = m0.shape[0], kinds.shape[0]
+    g = np.empty((n, nr))
+    C = np.zeros((n, nr, 14))
+    A0 = np.empty((3, 3))
+    A1 = np.empty((3, 3))
+    dp = np.empty(3)
+    dv = np.empty(3)
+    a = np.empty(3)
+    b = np.empty(3)
+    w = np.empty(3)
+    for k in range(n):
+        p, q_ = m0[k], m1[k]
+        for i in range(3):
+            for j in range(3):
+                A0[i, j] = rot[p, i, 0] * R0[k, 0, j] + rot[p, i, 1] * R0[k, 1, j] + rot[p, i, 2] * R0[k, 2, j]
+                A1[i, j] = rot[q_, i, 0] * R1[k, 0, j] + rot[q_, i, 1] * R1[k, 1, j] + rot[q_, i, 2] * R1[k, 2, j]
+            dp[i] = pos[q_, i] - pos[p, i]
+            dv[i] = vel[q_, i] - vel[p, i]
+        w0, w1 = omega[p], omega[q_]
+        for r in range(nr):
+            kind = kinds[r]
+            if kind == 1:
+                c = ri[r]
+                for j in range(7):
+                    C[k, r, j] = -Jpos[p, c, j]
+                    C[k, r, 7 + j] = Jpos[q_, c, j]
+                g[k, r] = dv[c] if velocity_level else dp[c]
+            elif kind == 0:
+                for i in range(3):
+                    a[i] = A0[i, ri[r]]
+                w[0] = a[1] * dp[2] - a[2] * dp[1]
+                w[1] = a[2] * dp[0] - a[0] * dp[2]
+                w[2] = a[0] * dp[1] - a[1] * dp[0]
+                for j in range(7):
+                    C[k, r, j] = -(a[0] * Jpos[p, 0, j] + a[1] * Jpos[p, 1, j] + a[2] * Jpos[p, 2, j]) \
+                        + (w[0] * Jrot[p, 0, j] + w[1] * Jrot[p, 1, j] + w[2] * Jrot[p, 2, j])
+                    C[k, r, 7 + j] = a[0] * Jpos[q_, 0, j] + a[1] * Jpos[q_, 1, j] + a[2] * Jpos[q_, 2, j]
+                if velocity_level:
+                    g[k, r] = (a[0] * dv[0] + a[1] * dv[1] + a[2] * dv[2]) + _cross_dot(w0, a, dp)
+                else:
+                    g[k, r] = a[0] * dp[0] + a[1] * dp[1] + a[2] * dp[2]
+            else:
+                for i in range(3):
+                    a[i] = A0[i, ri[r]]
+                    b[i] = A1[i, rj[r]]
+                w[0] = a[1] * b[2] - a[2] * b[1]
+                w[1] = a[2] * b[0] - a[0] * b[2]
+                w[2] = a[0] * b[1] - a[1] * b[0]
+                for j in range(7):
+                    C[k, r, j] = w[0] * Jrot[p, 0, j] + w[1] * Jrot[p, 1, j] + w[2] * Jrot[p, 2, j]
+                    C[k, r, 7 + j] = -(w[0] * Jrot[q_, 0, j] + w[1] * Jrot[q_, 1, j] + w[2] * Jrot[q_, 2, j])
+                if velocity_level:
+                    g[k, r] = _cross_dot(w0, a, b) + _cross_dot(w1, b, a)
+                else:
+                    g[k, r] = a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+    return g, C
+
+
+@jit
+def _spring(dp, dv, k, d, L0, fa, voff):
+    """(L, e, f) of a spring-damper (SpringDampers._geometry and scalar_force)."""
+    L = np.sqrt(dp[0] * dp[0] + dp[1] * dp[1] + dp[2] * dp[2])
+    e = np.zeros(3)
+    if L > 0:
+        for i in range(3):
+            e[i] = dp[i] / L
+    else:
+        vn = np.sqrt(dv[0] * dv[0] + dv[1] * dv[1] + dv[2] * dv[2])
+        if vn > 0:
+            for i in range(3):
+                e[i] = dv[i] / vn
+    f = k * (L - L0) + d * ((e[0] * dv[0] + e[1] * dv[1] + e[2] * dv[2]) - voff) + fa
+    return L, e, f
+
+
+@jit
+def spring_forces(pos, vel, Jpos, mcols, m0, m1, k, d, L0, fa, voff, active, n2):
+    """Generalized forces +J0ᵀ(f e), -J1ᵀ(f e) of all spring-dampers, scattered on n2."""
+    out = np.zeros(n2)
+    dp = np.empty(3)
+    dv = np.empty(3)
+    for i in range(m0.shape[0]):
+        if not active[i]:
+            continue
+        p, q_ = m0[i], m1[i]
+        for c in range(3):
+            dp[c] = pos[q_, c] - pos[p, c]
+            dv[c] = vel[q_, c] - vel[p, c]
+        L, e, f = _spring(dp, dv, k[i], d[i], L0[i], fa[i], voff[i])
+        F0, F1, F2 = f * e[0], f * e[1], f * e[2]
+        for j in range(7):
+            col = mcols[p, j]
+            if col < n2:
+                out[col] += Jpos[p, 0, j] * F0 + Jpos[p, 1, j] * F1 + Jpos[p, 2, j] * F2
+            col = mcols[q_, j]
+            if col < n2:
+                out[col] -= Jpos[q_, 0, j] * F0 + Jpos[q_, 1, j] * F1 + Jpos[q_, 2, j] * F2
+    return out
+
+
+@jit
+def spring_jacobians(pos, vel, Jpos, m0, m1, k, d, L0, fa, voff, active):
+    """∂f/∂q, ∂f/∂v (n,14,14) of the spring-damper forces, marker Jacobians held fixed:
+    -Jdᵀ K Jd and -Jdᵀ D Jd with Jd = [-J0, J1],
+    K = e (k e + d P Δv / L)ᵀ + (f/L) P, D = d e eᵀ, P = I - e eᵀ."""
+    n = m0.shape[0]
+    dq = np.zeros((n, 14, 14))
+    dvv = np.zeros((n, 14, 14))
+    dp = np.empty(3)
+    dv = np.empty(3)
+    Jd = np.empty((3, 14))
+    K = np.empty((3, 3))
+    D = np.empty((3, 3))
+    P = np.empty((3, 3))
+    KJ = np.empty((3, 14))
+    DJ = np.empty((3, 14))
+    for i in range(n):
+        if not active[i]:
+            continue
+        p, q_ = m0[i], m1[i]
+        for c in range(3):
+            dp[c] = pos[q_, c] - pos[p, c]
+            dv[c] = vel[q_, c] - vel[p, c]
+            for j in range(7):
+                Jd[c, j] = -Jpos[p, c, j]
+                Jd[c, 7 + j] = Jpos[q_, c, j]
+        L, e, f = _spring(dp, dv, k[i], d[i], L0[i], fa[i], voff[i])
+        invL = 1.0 / L if L > 0 else 0.0
+        for a in range(3):
+            for b in range(3):
+                P[a, b] = (1.0 if a == b else 0.0) - e[a] * e[b]
+        for b in range(3):
+            dvP = dv[0] * P[0, b] + dv[1] * P[1, b] + dv[2] * P[2, b]
+            for a in range(3):
+                K[a, b] = e[a] * (k[i] * e[b] + d[i] * dvP * invL) + f * invL * P[a, b]
+                D[a, b] = d[i] * e[a] * e[b]
+        for a in range(3):
+            for j in range(14):
+                KJ[a, j] = K[a, 0] * Jd[0, j] + K[a, 1] * Jd[1, j] + K[a, 2] * Jd[2, j]
+                DJ[a, j] = D[a, 0] * Jd[0, j] + D[a, 1] * Jd[1, j] + D[a, 2] * Jd[2, j]
+        for r in range(14):
+            for c in range(14):
+                dq[i, r, c] = -(Jd[0, r] * KJ[0, c] + Jd[1, r] * KJ[1, c] + Jd[2, r] * KJ[2, c])
+                dvv[i, r, c] = -(Jd[0, r] * DJ[0, c] + Jd[1, r] * DJ[1, c] + Jd[2, r] * DJ[2, c])
+    return dq, dvv
+
+
+@jit
+def ep_normalization(theta, theta_t, frame, velocity_level):
+    """(g (n,1), C (n,1,7)) of θᵀθ - 1 (index 2: 2θᵀθ̇) per Euler-parameter node."""
+    n = frame.shape[0]
+    g = np.empty((n, 1))
+    C = np.zeros((n, 1, 7))
+    for k in range(n):
+        th = theta[frame[k]]
+        if velocity_level:
+            tt = theta_t[frame[k]]
+            g[k, 0] = 2.0 * (th[0] * tt[0] + th[1] * tt[1] + th[2] * tt[2] + th[3] * tt[3])
+        else:
+            g[k, 0] = (th[0] * th[0] + th[1] * th[1] + th[2] * th[2] + th[3] * th[3]) - 1.0
+        for i in range(4):
+            C[k, 0, 3 + i] = 2.0 * th[i]
+    return g, C

@@ -32,12 +32,6 @@ def ep_rotation(t: np.ndarray) -> np.ndarray:
     return a
 
 
-# G = 2[-θv | θ0 I + θ̃v] and Ḡ = 2[-θv | θ0 I - θ̃v] pick the same entries of θ, with signs
-EP_G_INDEX = np.array([[1, 0, 3, 2], [2, 3, 0, 1], [3, 2, 1, 0]])
-EP_G_SIGN = 2.0 * np.array([[-1, 1, -1, 1], [-1, 1, 1, -1], [-1, -1, 1, 1]])
-EP_GBAR_SIGN = 2.0 * np.array([[-1, 1, 1, -1], [-1, -1, 1, 1], [-1, 1, -1, 1]])
-
-
 def rotation_to_ep(r: np.ndarray) -> np.ndarray:
     """Unit Euler parameters of a rotation matrix (3,3) (Shepperd's method, θ0 >= 0)."""
     tr = np.trace(r)

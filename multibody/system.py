@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import kernels as K
 from . import rotations as R
-from .rotations import cross
 from . import schema as S
 from .items import CONSTRAINT_GROUPS, FORCE_GROUPS
 from .items.bodies import EPNormalization, MassPoints, RigidBodies
@@ -96,10 +96,6 @@ class System:
             pos, rot = ground_pose(doc.objects[g])
             self.fpos_ref[f] = pos
             self.ftheta_ref[f] = R.rotation_to_ep(rot)
-        self.ep_frames = np.flatnonzero(self.f_is_ep)
-        ep = self.f_is_ep[:, None, None]
-        self.fG_sign = np.where(ep, R.EP_G_SIGN, 0.0)
-        self.fGbar_sign = np.where(ep, R.EP_GBAR_SIGN, 0.0)
         # ---------------------------------------------------------------- markers
         nm = len(doc.markers)
         self.mframe = np.zeros(nm, dtype=int)
@@ -130,6 +126,7 @@ class System:
                 if self.node_ncoords[node]:  # on a ground node the coordinate is the dummy slot (always 0)
                     self.mcoord[m] = self.node_offset[node] + mk.coordinate
         self.mcols = self.fcols[self.mframe]
+        self.mrot_identity = np.all(self.mrot == np.eye(3), axis=(1, 2))
         # ---------------------------------------------------------------- items
         self.bodies = RigidBodies(self)
         self.mass_points = MassPoints(self)
@@ -224,35 +221,8 @@ class System:
 
     # ------------------------------------------------------------------------ stage: kinematics
     def kinematics(self, t: float, q: np.ndarray, v: np.ndarray) -> Kinematics:
-        qx = np.concatenate([q, [0.0]])
-        vx = np.concatenate([v, [0.0]])
-        Q, V = qx[self.fcols], vx[self.fcols]
-        theta = self.ftheta_ref + Q[:, 3:]
-        theta_t = V[:, 3:]
-        fA = R.ep_rotation(theta)
-        gathered = theta[:, R.EP_G_INDEX]  # G and Ḡ are signed permutations of θ (zero off EP nodes)
-        fG = gathered * self.fG_sign
-        fGbar = gathered * self.fGbar_sign
-        fpos = self.fpos_ref + Q[:, :3]
-        fvel = V[:, :3]
-        fomega = np.einsum("nij,nj->ni", fG, theta_t)
-        f = self.mframe
-        A = fA[f]
-        r = np.einsum("nij,nj->ni", A, self.mlocal)
-        pos = fpos[f] + r
-        rot = A @ self.mrot
-        omega = fomega[f]
-        vel = fvel[f] + cross(omega, r)
-        G = fG[f]
-        Jpos = np.empty((len(f), 3, 7))
-        Jpos[:, :, :3] = np.eye(3)
-        # -A b̃ Ḡ as Exudyn writes it, evaluated as -(A b)~ G (equal for unit Euler parameters,
-        # which the normalization constraint keeps to Newton tolerance), one product less
-        Jpos[:, :, 3:] = -R.skew(r) @ G
-        Jrot = np.zeros((len(f), 3, 7))
-        Jrot[:, :, 3:] = G
-        return Kinematics(t, qx, vx, theta, theta_t, fA, fG, fGbar, fpos, fvel, fomega,
-                          pos, rot, vel, omega, Jpos, Jrot)
+        return Kinematics(t, *K.kinematics(q, v, self.fcols, self.fpos_ref, self.ftheta_ref, self.f_is_ep,
+                                           self.mframe, self.mlocal, self.mrot, self.mrot_identity))
 
     # ------------------------------------------------------------------------ stage: residual
     def scatter(self, cols: np.ndarray, vals: np.ndarray) -> np.ndarray:
@@ -278,7 +248,7 @@ class System:
         """C_qᵀ λ."""
         out = np.zeros(self.n2)
         for g, _, C in evaluated:
-            out += self.scatter(g.cols, np.einsum("nrc,nr->nc", C, lam[g.ae]))
+            K.add_constraint_forces(out, g.cols, C, lam, g.ae)
         return out
 
     def constraint_residual(self, evaluated, lam: np.ndarray) -> np.ndarray:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..rotations import cross
-
-from .. import rotations as R
+from .. import kernels as K
 
 
 def _block_pattern(cols: np.ndarray):
@@ -29,48 +27,29 @@ class RigidBodies:
         self.cols = system.fcols[self.frame] if n else np.zeros((0, 7), int)
         self.mass = np.array([doc.objects[i].mass for i in self.objects], float)
         self.com = np.array([doc.objects[i].centerOfMass for i in self.objects], float).reshape(n, 3)
-        self.com_skew = R.skew(self.com)
         J = np.zeros((n, 3, 3))
         for k, i in enumerate(self.objects):
             xx, yy, zz, yz, xz, xy = doc.objects[i].inertia
             J[k] = [[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]
         self.inertia = J
-        self.scatter = system.scatter
 
     def mass_pattern(self):
         return _block_pattern(self.cols)
 
     def mass_matrices(self, kin) -> np.ndarray:
-        n = self.size
-        M = np.zeros((n, 7, 7))
-        if not n:
-            return M
-        A, Gb = kin.fA[self.frame], kin.fGbar[self.frame]
-        m = self.mass[:, None, None]
-        M[:, 0, 0] = M[:, 1, 1] = M[:, 2, 2] = self.mass
-        Mtr = -m * (A @ self.com_skew @ Gb)
-        M[:, :3, 3:] = Mtr
-        M[:, 3:, :3] = Mtr.transpose(0, 2, 1)
-        M[:, 3:, 3:] = Gb.transpose(0, 2, 1) @ self.inertia @ Gb
-        return M
+        return K.rigid_mass_matrices(kin.fA, kin.fGbar, self.frame, self.mass, self.com, self.inertia)
 
     def mass_values(self, kin) -> np.ndarray:
         return self.mass_matrices(kin).ravel()
 
     def mass_times(self, kin, a: np.ndarray) -> np.ndarray:
-        ax = np.append(a, 0.0)[self.cols]
-        return self.scatter(self.cols, np.einsum("nij,nj->ni", self.mass_matrices(kin), ax))
+        return K.rigid_mass_times(kin.fA, kin.fGbar, self.frame, self.cols, self.mass, self.com, self.inertia,
+                                  a, len(a))
 
     def quadratic_velocity(self, kin) -> np.ndarray:
         """-(LHS quadratic velocity terms): translation m A (ω̄×(ω̄×b)), rotation Ḡᵀ(ω̄ × J ω̄)."""
-        if not self.size:
-            return self.scatter(self.cols, np.zeros((0, 7)))
-        Gb, A = kin.fGbar[self.frame], kin.fA[self.frame]
-        wbar = np.einsum("nij,nj->ni", Gb, kin.theta_t[self.frame])
-        out = np.zeros((self.size, 7))
-        out[:, :3] = -self.mass[:, None] * np.einsum("nij,nj->ni", A, cross(wbar, cross(wbar, self.com)))
-        out[:, 3:] = -np.einsum("nji,nj->ni", Gb, cross(wbar, np.einsum("nij,nj->ni", self.inertia, wbar)))
-        return self.scatter(self.cols, out)
+        return K.rigid_quadratic_velocity(kin.fA, kin.fGbar, kin.theta_t, self.frame, self.cols, self.mass,
+                                          self.com, self.inertia, len(kin.q) - 1)
 
 
 class MassPoints:
@@ -110,11 +89,4 @@ class EPNormalization:
         self.active = np.ones(n, dtype=bool)
 
     def evaluate(self, kin, velocity_level: bool):
-        th = kin.theta[self.frame]
-        C = np.zeros((self.size, 1, 7))
-        C[:, 0, 3:] = 2.0 * th
-        if velocity_level:
-            g = 2.0 * np.einsum("ni,ni->n", th, kin.theta_t[self.frame])
-        else:
-            g = np.einsum("ni,ni->n", th, th) - 1.0
-        return g[:, None], C
+        return K.ep_normalization(kin.theta, kin.theta_t, self.frame, velocity_level)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import kernels as K
 from ..rotations import cross
 
 ROT_OUTPUTS = ("Position", "Velocity", "DisplacementLocal", "VelocityLocal", "Rotation", "AngularVelocityLocal",
@@ -65,38 +66,6 @@ def constraint_row(fr: JointFrames, spec: tuple, velocity_level: bool):
     return g, C
 
 
-def constraint_rows(fr: JointFrames, rows: tuple, velocity_level: bool):
-    """(g (n,R), C (n,R,14)) of a joint type's rows, each kind batched over its rows."""
-    n = len(fr.dp)
-    g = np.empty((n, len(rows)))
-    C = np.empty((n, len(rows), 14))
-    axes0 = fr.A0.transpose(0, 2, 1)  # (n, axis, component)
-    kinds = {kind: [i for i, r in enumerate(rows) if r[0] == kind] for kind in ("t", "tg", "r")}
-    if kinds["tg"]:
-        k = [rows[i][1] for i in kinds["tg"]]
-        idx = kinds["tg"]
-        C[:, idx, :7] = -fr.J0[:, k, :]
-        C[:, idx, 7:] = fr.J1[:, k, :]
-        g[:, idx] = (fr.dv if velocity_level else fr.dp)[:, k]
-    if kinds["t"]:
-        idx = kinds["t"]
-        a = axes0[:, [rows[i][1] for i in idx], :]
-        C[:, idx, :7] = -np.einsum("nrc,ncj->nrj", a, fr.J0) + np.einsum("nrc,ncj->nrj", cross(a, fr.dp[:, None, :]), fr.G0)
-        C[:, idx, 7:] = np.einsum("nrc,ncj->nrj", a, fr.J1)
-        g[:, idx] = np.einsum("nrc,nc->nr", a, fr.dp) if not velocity_level else \
-            np.einsum("nrc,nc->nr", a, fr.dv) + np.einsum("nrc,nc->nr", cross(fr.w0[:, None, :], a), fr.dp)
-    if kinds["r"]:
-        idx = kinds["r"]
-        a = axes0[:, [rows[i][1] for i in idx], :]
-        b = fr.A1.transpose(0, 2, 1)[:, [rows[i][2] for i in idx], :]
-        w = cross(a, b)
-        C[:, idx, :7] = np.einsum("nrc,ncj->nrj", w, fr.G0)
-        C[:, idx, 7:] = -np.einsum("nrc,ncj->nrj", w, fr.G1)
-        g[:, idx] = np.einsum("nrc,nrc->nr", a, b) if not velocity_level else \
-            np.einsum("nrc,nrc->nr", cross(fr.w0[:, None, :], a), b) + np.einsum("nrc,nrc->nr", a, cross(fr.w1[:, None, :], b))
-    return g, C
-
-
 class FrameJointGroup:
     """All joints of one type: the rows of `ROWS`, vectorized over the joints."""
     OBJECT_TYPE = ""
@@ -123,6 +92,10 @@ class FrameJointGroup:
                            float).reshape(n, 3, 3)
         self.active = np.array([doc.objects[i].activeConnector for i in self.objects], dtype=bool)
         self.rows = self.row_specs(doc)
+        kinds = {"t": 0, "tg": 1, "r": 2}  # the row specs as arrays for kernels.joint_rows
+        self.row_code = (np.array([kinds[r[0]] for r in self.rows], dtype=np.int64),
+                         np.array([r[1] for r in self.rows], dtype=np.int64),
+                         np.array([r[2] if len(r) > 2 else 0 for r in self.rows], dtype=np.int64))
         self.row_levels = np.zeros(len(self.rows), dtype=int)
         self.ae = system.allocate_ae(n * len(self.rows)).reshape(n, len(self.rows))
         self.cols = np.concatenate([system.mcols[self.m0], system.mcols[self.m1]], axis=1) if n \
@@ -131,11 +104,9 @@ class FrameJointGroup:
     def row_specs(self, doc) -> tuple:
         return self.ROWS
 
-    def frames(self, kin) -> JointFrames:
-        return JointFrames(kin, self.m0, self.m1, self.R0, self.R1)
-
     def evaluate(self, kin, velocity_level: bool):
-        return constraint_rows(self.frames(kin), self.rows, velocity_level)
+        return K.joint_rows(kin.rot, kin.pos, kin.vel, kin.omega, kin.Jpos, kin.Jrot, self.m0, self.m1,
+                            self.R0, self.R1, *self.row_code, velocity_level)
 
     # ---------------------------------------------------------------- output variables
     def frame_output(self, kin, k: int, var: str):

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import kernels
+
 
 class Loads:
     def __init__(self, system):
@@ -21,12 +23,14 @@ class Loads:
                 value = np.array([doc.loads[i].loadVector for i in idx], float)
             body_fixed = np.array([getattr(doc.loads[i], "bodyFixed", False) for i in idx], dtype=bool)
             self.groups[t] = (np.array(idx), markers, value, body_fixed)
+        self.weights = {t: system.mweight[markers] if t == "MassProportional" else np.ones(len(markers))
+                        for t, (_, markers, _, _) in self.groups.items()}
 
     def vectors(self, kin, load_type: str, load_factor: float = 1.0) -> np.ndarray:
         """The applied load vectors of one type in global coordinates (body-fixed ones rotated
         by the marker frame, including its localHT rotation, as Exudyn does)."""
         _, markers, value, body_fixed = self.groups[load_type]
-        if load_type in ("ForceVector", "TorqueVector"):
+        if load_type in ("ForceVector", "TorqueVector") and body_fixed.any():
             rotated = np.einsum("nij,nj->ni", kin.rot[markers], value)
             value = np.where(body_fixed[:, None], rotated, value)
         return load_factor * value
@@ -36,13 +40,9 @@ class Loads:
         f = np.zeros(s.n2)
         for t, (_, markers, _, _) in self.groups.items():
             vec = self.vectors(kin, t, load_factor)
-            if t == "ForceVector":
-                f += s.scatter(s.mcols[markers], np.einsum("nij,ni->nj", kin.Jpos[markers], vec))
-            elif t == "TorqueVector":
-                f += s.scatter(s.mcols[markers], np.einsum("nij,ni->nj", kin.Jrot[markers], vec))
-            elif t == "MassProportional":
-                f += s.scatter(s.mcols[markers], s.mweight[markers, None]
-                               * np.einsum("nij,ni->nj", kin.Jpos[markers], vec))
-            else:
+            if t == "Coordinate":
                 f += s.scatter(s.mcoord[markers], vec)
+            else:
+                J = kin.Jrot if t == "TorqueVector" else kin.Jpos
+                kernels.marker_loads(f, s.mcols, J, markers, vec, self.weights[t])
         return f

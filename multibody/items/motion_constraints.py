@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..rotations import cross
 
 from .frame_joint import JointFrames, constraint_row
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import kernels
+
 
 class TwoMarkerForceGroup:
     """Connectors that apply F to marker 0 and -F to marker 1 (position markers)."""
@@ -61,6 +63,14 @@ class SpringDampers(TwoMarkerForceGroup):
         self.k, self.d = self.param("stiffness"), self.param("damping")
         self.L0, self.fa, self.voff = self.param("referenceLength"), self.param("force"), self.param("velocityOffset")
 
+    def generalized(self, kin) -> np.ndarray:
+        return kernels.spring_forces(kin.pos, kin.vel, kin.Jpos, self.system.mcols, self.m0, self.m1, self.k,
+                                     self.d, self.L0, self.fa, self.voff, self.active, self.system.n2)
+
+    def jacobian_values(self, kin):
+        return kernels.spring_jacobians(kin.pos, kin.vel, kin.Jpos, self.m0, self.m1, self.k, self.d, self.L0,
+                                        self.fa, self.voff, self.active)
+
     def _geometry(self, kin):
         dp, dv = self.relative(kin)
         L = np.linalg.norm(dp, axis=1)
@@ -76,17 +86,6 @@ class SpringDampers(TwoMarkerForceGroup):
     def force(self, kin) -> np.ndarray:
         _, _, _, e = self._geometry(kin)
         return self.scalar_force(kin)[:, None] * e
-
-    def force_derivatives(self, kin):
-        dp, dv, L, e = self._geometry(kin)
-        f = self.scalar_force(kin)
-        invL = np.where(L > 0, 1.0 / np.where(L > 0, L, 1.0), 0.0)
-        P = np.eye(3) - e[:, :, None] * e[:, None, :]
-        dvP = np.einsum("ni,nij->nj", dv, P)
-        K = e[:, :, None] * (self.k[:, None] * e + self.d[:, None] * dvP * invL[:, None])[:, None, :] \
-            + (f * invL)[:, None, None] * P
-        D = self.d[:, None, None] * e[:, :, None] * e[:, None, :]
-        return K, D
 
     def output(self, kin, k: int, var: str):
         dp, dv, L, e = self._geometry(kin)

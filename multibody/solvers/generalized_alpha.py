@@ -109,7 +109,13 @@ class Integrator:
         qs += bh2 * ahat
         vs += h * m.gamma * ahat
         modified = nt["useModifiedNewton"]
-        for attempt in range(2):  # second attempt: restart from the predictor with a fresh Jacobian
+        # Exudyn's Newton (CSolverBase::Newton): r0 is the predictor's residual, replaced by the
+        # first iterate's when that is larger (a reused Jacobian may overshoot once); contraction
+        # is judged from the second iterate on; a diverging step restarts from the predictor
+        # in full Newton and then makes one extra iteration after convergence; more than
+        # maxModifiedNewtonIterations + maxModifiedNewtonRestartIterations also go full Newton.
+        for attempt in range(2):
+            restarted = attempt == 1
             an = np.zeros_like(a)
             lam = np.zeros(lam0_shape)
             qn, vn = qs.copy(), vs.copy()
@@ -117,14 +123,15 @@ class Integrator:
             r0 = float(np.sqrt(rq @ rq + rg @ rg))
             if not np.isfinite(r0):
                 return None
-            r0 = max(r0, 2 * nt["absoluteTolerance"]) if r0 <= nt["absoluteTolerance"] else r0
-            fresh = attempt == 1 or not modified or self.fact is None or self.fact_h != h
-            if fresh:
+            if r0 <= nt["absoluteTolerance"]:
+                r0 = 2 * nt["absoluteTolerance"]
+            if restarted or not modified or self.fact is None or self.fact_h != h:
                 self.factorize(kin, ev, h)
-            r_prev, it, since_jac = r0, 0, 0
+            r_prev, it, since_jac, extra = r0, 0, 0, int(restarted)
+            full = restarted or not modified
+            diverged = False
             while True:
-                rhs = np.concatenate([bh2 * rq, rg])
-                dx = self.fact.solve(rhs)
+                dx = self.fact.solve(np.concatenate([bh2 * rq, rg]))
                 dq, dl = dx[:self.s.n2], dx[self.s.n2:]
                 qn -= dq
                 vn -= (m.gamma / (m.beta * h)) * dq
@@ -136,27 +143,30 @@ class Integrator:
                 kin, ev, rq, rg = self.residual(t1, qn, vn, an, lam)
                 rn = float(np.sqrt(rq @ rq + rg @ rg))
                 if not np.isfinite(rn):
+                    diverged = True
                     break
                 if it == 1 and nt["adaptInitialResidual"] and rn > r0:
                     r0 = rn
                 if rn / r0 <= nt["relativeTolerance"] or rn <= nt["absoluteTolerance"]:
-                    abar_n = an.copy() if m.newmark else ahat + m.c * an
-                    return qn, vn, an, abar_n, lam, it
+                    if extra:
+                        extra -= 1
+                    else:
+                        abar_n = an.copy() if m.newmark else ahat + m.c * an
+                        return qn, vn, an, abar_n, lam, it
                 if it >= nt["maxIterations"]:
                     break
-                contraction = rn / r_prev if r_prev > 0 else np.inf
-                if contraction > 2.0 and not fresh:
-                    break  # diverging on an old Jacobian: restart the step
-                if modified and (since_jac > nt["maxModifiedNewtonIterations"]
-                                 or (since_jac >= 2 and contraction > nt["modifiedNewtonContractivity"])):
+                contraction = rn / r_prev if it >= 2 else 0.0
+                if contraction > 2.0 and not full:
+                    diverged = True
+                    break
+                full = full or it > nt["maxModifiedNewtonIterations"] + nt["maxModifiedNewtonRestartIterations"]
+                if full or since_jac > nt["maxModifiedNewtonIterations"] \
+                        or (it >= 3 and contraction > nt["modifiedNewtonContractivity"]):
                     self.factorize(kin, ev, h)
                     since_jac = 0
-                if not modified:
-                    self.factorize(kin, ev, h)
                 r_prev = rn
-            if attempt == 0 and not fresh:
-                continue
-            return None
+            if restarted or not diverged:
+                return None
         return None
 
     # ------------------------------------------------------------------------ start

@@ -8,7 +8,6 @@ import pytest
 
 import multibody
 
-from .conftest import EXAMPLES, load_json
 
 EYE_HT = [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]
 
