@@ -42,23 +42,29 @@ def _check_value(path: str, value: Any, default: Any, problems: list[tuple[str, 
             problems.append((path, f"{value!r} is not a {enum}; one of {', '.join(ENUMS[enum])}"))
             return default
         return f"{enum}.{name}"
+    # a wrong value is reported and replaced by the default, so later checks see valid types
     if isinstance(default, bool):
         if not isinstance(value, bool):
             problems.append((path, f"expected true or false, got {value!r}"))
+            return default
         return value
     if isinstance(default, (int, float)):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             problems.append((path, f"expected a number, got {value!r}"))
-        elif not math.isfinite(value):
+            return default
+        if not math.isfinite(value):
             problems.append((path, f"expected a finite number, got {value!r}"))
+            return default
         return value
     if isinstance(default, str):
         if not isinstance(value, str):
             problems.append((path, f"expected a string, got {value!r}"))
+            return default
         return value
     if isinstance(default, list):
         if not isinstance(value, list) or len(value) != len(default):
             problems.append((path, f"expected a list of {len(default)} values, got {value!r}"))
+            return default
         return value
     return value
 
