@@ -16,6 +16,7 @@ from ..api import Results, SimulationCanceled
 from ..expressions import EvaluationError
 from ..outputs import SensorSet, WriteSchedule
 from ..settings import enum_name
+from ..kernels import newton_update, predictor
 from .linear import Factorization, SingularMatrix
 
 
@@ -102,12 +103,7 @@ class Integrator:
         m, nt = self.m, self.newton
         bh2 = m.beta * h * h
         t1 = t + h
-        a_pred = a if m.newmark else abar
-        qs = q + h * v + h * h * (0.5 - m.beta) * a_pred
-        vs = v + h * (1.0 - m.gamma) * a_pred
-        ahat = np.zeros_like(a) if m.newmark else (m.alpha_f * a - m.alpha_m * abar) / (1.0 - m.alpha_m)
-        qs += bh2 * ahat
-        vs += h * m.gamma * ahat
+        qs, vs, ahat = predictor(q, v, a, abar, h, m.beta, m.gamma, m.alpha_m, m.alpha_f, m.newmark)
         modified = nt["useModifiedNewton"]
         # Exudyn's Newton (CSolverBase::Newton): r0 is the predictor's residual, replaced by the
         # first iterate's when that is larger (a reused Jacobian may overshoot once); contraction
@@ -132,11 +128,7 @@ class Integrator:
             diverged = False
             while True:
                 dx = self.fact.solve(np.concatenate([bh2 * rq, rg]))
-                dq, dl = dx[:self.s.n2], dx[self.s.n2:]
-                qn -= dq
-                vn -= (m.gamma / (m.beta * h)) * dq
-                an -= dq / (m.c * bh2)
-                lam -= dl / bh2
+                newton_update(qn, vn, an, lam, dx, m.gamma / (m.beta * h), m.c * bh2, bh2)
                 it += 1
                 since_jac += 1
                 self.iterations += 1

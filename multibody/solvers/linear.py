@@ -9,6 +9,9 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from .. import kernels
+
+_getrs = sla.lapack.dgetrs
 DENSE_LIMIT = 120  # unknowns; measured crossover of LAPACK vs SuperLU on the chain models
 
 
@@ -19,12 +22,16 @@ class SingularMatrix(Exception):
 
 
 class Factorization:
-    def __init__(self, system, values: np.ndarray):
+    def __init__(self, system, values: np.ndarray, extra: tuple | None = None):
+        """`values` on the system's pattern; `extra` = (rows, cols, values) added to it."""
         n = system.n
         self.n = n
+        rows, cols = system.jac_rows, system.jac_cols
+        if extra is not None:
+            rows, cols, values = (np.concatenate(pair) for pair in zip((rows, cols, values), extra))
         if n <= DENSE_LIMIT:
             A = np.zeros((n, n))
-            np.add.at(A, (system.jac_rows, system.jac_cols), values)
+            np.add.at(A, (rows, cols), values)
             self.dense = A
             with warnings.catch_warnings():
                 warnings.simplefilter("error", sla.LinAlgWarning)
@@ -37,18 +44,21 @@ class Factorization:
                 raise SingularMatrix(dependent_columns(A))
             self.sparse = None
         else:
-            A = sp.csc_matrix((values, (system.jac_rows, system.jac_cols)), shape=(n, n))
+            A = sp.csc_matrix((values, (rows, cols)), shape=(n, n))
             self.sparse = A
             try:
-                self.lu = spla.splu(A, permc_spec="COLAMD", options={"SymmetricMode": False})
+                lu = spla.splu(A, permc_spec="COLAMD", options={"SymmetricMode": False})
             except RuntimeError:
                 raise SingularMatrix(dependent_columns(A.toarray() if n < 3000 else None)) from None
+            L, U = sp.tril(lu.L, -1, format="csc"), sp.triu(lu.U, 1, format="csc")
+            self.lu = (lu.perm_r, lu.perm_c, L.indptr, L.indices, L.data, U.indptr, U.indices, U.data,
+                       lu.U.diagonal())
 
     def solve(self, rhs: np.ndarray) -> np.ndarray:
         if self.sparse is None:
-            x = sla.lu_solve(self.lu, rhs, check_finite=False)
+            x = _getrs(*self.lu, rhs)[0]  # LAPACK directly: lu_solve's checks cost more than the solve
         else:
-            x = self.lu.solve(rhs)
+            x = kernels.lu_solve_csc(rhs, *self.lu)
         if not np.all(np.isfinite(x)):
             raise SingularMatrix([])
         return x

@@ -67,3 +67,35 @@ def test_static_spring_deflection_is_force_over_stiffness(steps):
     assert len(data) == steps + 1
     np.testing.assert_allclose(data[:, 0], np.linspace(0, 1, steps + 1), atol=1e-12)  # time = load factor
     np.testing.assert_allclose(data[:, 1], force / k * data[:, 0], atol=1e-12)
+
+
+def test_static_pendulum_equilibrium_needs_the_load_jacobian():
+    """A rod (mass m, length L, node at the pivot, COM at L/2) on a JointRevoluteZ, gravity and a
+    horizontal tip force F = m g: equilibrium at tan φ = 2F/(m g), 63°. The restoring moment
+    comes from the loads' Jacobian (numerical, as Exudyn's computeLoadsJacobian); without it
+    the hanging start is singular."""
+    m, g, L = 1.0, 9.81, 1.0
+    doc = {
+        "nodes": [{"nodeType": "RigidBodyEP", "referenceCoordinates": [0, 0, 0, 1, 0, 0, 0]}],
+        "objects": [{"objectType": "Ground"},
+                    {"objectType": "RigidBody", "nodeNumber": 0, "mass": m, "centerOfMass": [0, -L / 2, 0],
+                     "inertia": [m * L ** 2 / 3, 1e-4, m * L ** 2 / 3, 0, 0, 0]},  # about the pivot
+                    {"objectType": "JointRevoluteZ", "name": "hinge", "markerNumbers": [0, 1]}],
+        "markers": [{"markerType": "BodyRigid", "bodyNumber": 0},
+                    {"markerType": "BodyRigid", "bodyNumber": 1},
+                    {"markerType": "BodyMass", "bodyNumber": 1},
+                    {"markerType": "BodyPosition", "bodyNumber": 1, "localPosition": [0, -L, 0]}],
+        "loads": [{"loadType": "MassProportional", "markerNumber": 2, "loadVector": [0, -g, 0]},
+                  {"loadType": "ForceVector", "markerNumber": 3, "loadVector": [m * g, 0, 0]}],
+        "sensors": [{"sensorType": "Object", "objectNumber": "hinge", "outputVariableType": "Rotation"}],
+        "simulationSettings": {"staticSolver": {"numberOfLoadSteps": 3}},
+        "solve": {"type": "Static"},
+    }
+    res = multibody.simulate(doc)
+    assert res.status == "succeeded", res.error
+    rows = res.sensors["sensor0"].data
+    np.testing.assert_allclose(rows[:, 0], [0, 1 / 3, 2 / 3, 1], atol=1e-12)
+    np.testing.assert_allclose(rows[1:, 3], np.arctan(2.0), atol=1e-8)  # both loads scale with the load factor
+    doc["simulationSettings"]["staticSolver"]["computeLoadsJacobian"] = False
+    singular = multibody.simulate(doc)
+    assert singular.status == "failed" and singular.error["code"] == "singular_matrix"
