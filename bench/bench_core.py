@@ -1,6 +1,6 @@
 """Numeric core vs Exudyn 1.13.6 on the same model documents, measured in one process run.
 
-    python bench/bench_core.py [--repeat 3] [--models mini,slider_crank,chain_1,...]
+    python bench/bench_core.py [--repeat 3] [--models mini,slider_crank,chain_1,...] [--profile 15]
 
 Prints per model the median solve time of mbserve (solveSeconds: the solve alone) and of
 Exudyn (SolveDynamic alone; dense and sparse linear solver, the better one counted), the
@@ -10,10 +10,13 @@ length; and the peak RSS of a chain_200 solve in a fresh process (mbserve and Ex
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
+import pstats
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -64,13 +67,18 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--json", help="also write the table here")
+    ap.add_argument("--profile", type=int, default=0, metavar="N",
+                    help="also print the N functions with the most own time in one mbserve run per model (cProfile)")
     args = ap.parse_args()
     rows = []
+    first_call = None
     print(f"{'model':14s} {'steps':>6s} {'mbserve s':>10s} {'exudyn dense':>12s} {'exudyn sparse':>13s} "
           f"{'ratio':>7s} {'mbserve steps/s':>15s}")
     for name in args.models.split(","):
         doc = json.loads(MODELS[name].read_text())
-        status = multibody.simulate(doc)
+        started = time.perf_counter()
+        status = multibody.simulate(doc)  # also warms up: compiled kernels are loaded (or compiled) on first use
+        first_call = first_call or (name, time.perf_counter() - started)
         if status.status != "succeeded":
             print(f"{name:14s} mbserve failed: {status.error}")
             continue
@@ -82,6 +90,9 @@ def main() -> None:
         rows.append({"model": name, "steps": steps, "mbserve": ours, "exudynDense": dense, "exudynSparse": sparse,
                      "ratio": ours / best, "stepsPerSecond": steps / ours})
         print(f"{name:14s} {steps:6d} {ours:10.4f} {dense:12.4f} {sparse:13.4f} {ours / best:7.2f} {steps / ours:15.0f}")
+    if first_call:
+        print(f"first simulate in this process ({first_call[0]}, loads or compiles the numba kernels): "
+              f"{first_call[1]:.2f} s")
     chains = [r for r in rows if r["model"].startswith("chain_") and r["model"] != "chain_1"]
     if len(chains) >= 2:
         n = np.array([int(r["model"].split("_")[1]) for r in chains], float)
@@ -93,6 +104,12 @@ def main() -> None:
               f"Exudyn {peak_rss_mb(MODELS['chain_200'], 'exudyn'):.0f} MB (whole process)")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
+    for name in args.models.split(",") if args.profile else []:
+        print(f"\n--- profile of one mbserve run: {name}")
+        prof = cProfile.Profile()
+        doc = json.loads(MODELS[name].read_text())
+        prof.runcall(multibody.simulate, doc)
+        pstats.Stats(prof).sort_stats("tottime").print_stats(args.profile)
 
 
 if __name__ == "__main__":

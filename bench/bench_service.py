@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from pathlib import Path
 
 import httpx
@@ -38,19 +39,23 @@ def wait_done(client: httpx.Client, job_id: str, poll: float) -> dict:
         time.sleep(poll)
 
 
-def latency(url: str, runs: int) -> tuple[float, float]:
-    """Medians of end-to-end latency and of (latency - solveSeconds)."""
-    totals, overheads = [], []
+def latency(url: str, runs: int) -> dict:
+    """Medians: end to end, end to end - solveSeconds, and from the job's own timestamps the
+    wait in the queue (createdAt -> startedAt) and the worker's part besides the solve."""
+    rows = []
     with httpx.Client(base_url=url, timeout=60) as client:
         for _ in range(runs + 1):
             t0 = time.perf_counter()
             job = client.post("/v1/jobs", json={"model": MINI}).json()
-            wait_done(client, job["id"], poll=0.005)
+            done = wait_done(client, job["id"], poll=0.005)
             results = client.get(f"/v1/jobs/{job['id']}/results").json()
             total = time.perf_counter() - t0
-            totals.append(total)
-            overheads.append(total - results["solver"]["solveSeconds"])
-    return statistics.median(totals[1:]), statistics.median(overheads[1:])  # first run warms up
+            solve = results["solver"]["solveSeconds"]
+            t = {k: datetime.fromisoformat(done[k]) for k in ("createdAt", "startedAt", "finishedAt")}
+            rows.append({"total": total, "overhead": total - solve,
+                         "queued": (t["startedAt"] - t["createdAt"]).total_seconds(),
+                         "worker": (t["finishedAt"] - t["startedAt"]).total_seconds() - solve})
+    return {k: statistics.median(r[k] for r in rows[1:]) for k in rows[0]}  # the first run warms up
 
 
 def throughput(url: str, jobs: int) -> float:
@@ -92,17 +97,19 @@ def run_setup(name: str, env: dict, serve_args: list[str], worker: bool, work: P
                            work / "worker.log"))
     try:
         wait_http(f"{url}/readyz", procs[0], work / "api.log")
-        total, overhead = latency(url, args.runs)
+        lat = latency(url, args.runs)
         rate = throughput(url, args.jobs)
     finally:
         for p in procs:
             stop(p)
     trip, noop_rate = noop_floor(noop_env, work, args.runs, args.jobs)
     print(f"\n[{name}]")
-    print(f"  mini job end to end, median of {args.runs}:   {total * 1e3:8.1f} ms")
-    print(f"  service overhead (latency - solveSeconds): {overhead * 1e3:8.1f} ms")
+    print(f"  mini job end to end, median of {args.runs}:   {lat['total'] * 1e3:8.1f} ms")
+    print(f"  service overhead (latency - solveSeconds): {lat['overhead'] * 1e3:8.1f} ms")
+    print(f"    of it: created -> started (API, queue):  {lat['queued'] * 1e3:8.1f} ms")
+    print(f"    of it: worker besides the solve:         {lat['worker'] * 1e3:8.1f} ms")
     print(f"  no-op Celery task round trip, median:      {trip * 1e3:8.1f} ms  "
-          f"(overhead / no-op = {overhead / trip:.1f}x)")
+          f"(overhead / no-op = {lat['overhead'] / trip:.1f}x)")
     print(f"  mini jobs/s, 2 worker processes:           {rate:8.2f}")
     print(f"  no-op tasks/s, 2 worker processes:         {noop_rate:8.2f}  "
           f"(mini / no-op = {rate / noop_rate:.3f})")

@@ -89,8 +89,6 @@ def serve(host: Annotated[str, typer.Option(help="interface to listen on")] = "1
           data_dir: DataDir = None,
           worker: Annotated[bool, typer.Option(help="also start a worker (the embedded setup)")] = True):
     """The HTTP API, and an embedded worker running the same task code as `mbserve worker`."""
-    import threading
-
     import uvicorn
 
     from service.app import create_app
@@ -100,37 +98,7 @@ def serve(host: Annotated[str, typer.Option(help="interface to listen on")] = "1
     access = "API keys required" if settings.api_key_required else \
         "open: no API key needed on loopback (set MBSERVE_REQUIRE_API_KEY=true to require one)"
     typer.echo(f"mbserve on http://{host}:{port}, data in {settings.data_dir.resolve()}; {access}", err=True)
-    stop = threading.Event()
-    if worker:
-        threading.Thread(target=_supervise, args=(_worker_command(settings), stop), daemon=True).start()
-    try:
-        uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
-    finally:
-        stop.set()
-
-
-def _worker_command(settings) -> list[str]:
-    return [sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker", "--loglevel=WARNING",
-            "-Q", "mbserve", f"--concurrency={settings.worker_concurrency}", "--without-gossip",
-            "--without-mingle", "--without-heartbeat"]
-
-
-def _supervise(command: list[str], stop) -> None:
-    """Keep the embedded worker running: restart it when it dies (its jobs are re-run by lease)."""
-    import subprocess
-    import time
-    while not stop.is_set():
-        proc = subprocess.Popen(command)
-        while proc.poll() is None:
-            if stop.wait(0.5):
-                proc.terminate()
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                return
-        typer.echo(f"embedded worker exited ({proc.returncode}); restarting", err=True)
-        time.sleep(1)
+    uvicorn.run(create_app(settings, embedded_worker=worker), host=host, port=port, log_level="warning")
 
 
 @app.command()
@@ -180,8 +148,7 @@ def submit(model: ModelFile,
             typer.echo(json.dumps(job))
             return
         with Progress(TextColumn("job {task.fields[job]} {task.fields[status]}"), BarColumn(),
-                      TextColumn("{task.percentage:>5.1f}%"), TimeElapsedColumn(), transient=True,
-                      console=None) as bar:
+                      TextColumn("{task.percentage:>5.1f}%"), TimeElapsedColumn(), transient=True) as bar:
             task = bar.add_task("job", total=1.0, job=job["id"], status=job["status"])
             while job["status"] in ("queued", "running"):
                 time.sleep(0.2)

@@ -36,22 +36,17 @@ def _ep_frame(th, A, G, Gb):
 
 
 @jit
-def kinematics(q, v, fcols, fpos_ref, ftheta_ref, f_is_ep, mframe, mlocal, mrot, mrot_identity):
-    """Frames of nodes and grounds, then markers (System.kinematics); q, v without the dummy slot."""
+def kinematics(q, v, fcols, fpos_ref, ftheta_ref, f_is_ep, mframe, mlocal, mrot, mrot_identity,
+               qx, vx, theta, theta_t, fA, fG, fGbar, fpos, fvel, fomega, pos, rot, vel, omega, Jpos, Jrot):
+    """Frames of nodes and grounds, then markers (System.kinematics), into the given arrays
+    (allocated by the caller: returning 16 arrays from a compiled function costs more than the loops);
+    q, v without the dummy slot, qx, vx with it."""
     n2 = q.shape[0]
     nF, nm = fcols.shape[0], mframe.shape[0]
-    qx = np.zeros(n2 + 1)
-    vx = np.zeros(n2 + 1)
     qx[:n2] = q
     vx[:n2] = v
-    theta = np.empty((nF, 4))
-    theta_t = np.empty((nF, 4))
-    fA = np.empty((nF, 3, 3))
-    fG = np.zeros((nF, 3, 4))
-    fGbar = np.zeros((nF, 3, 4))
-    fpos = np.empty((nF, 3))
-    fvel = np.empty((nF, 3))
-    fomega = np.zeros((nF, 3))
+    qx[n2] = 0.0
+    vx[n2] = 0.0
     G = np.empty((3, 4))
     Gb = np.empty((3, 4))
     for f in range(nF):
@@ -62,7 +57,7 @@ def kinematics(q, v, fcols, fpos_ref, ftheta_ref, f_is_ep, mframe, mlocal, mrot,
             theta[f, i] = ftheta_ref[f, i] + qx[fcols[f, 3 + i]]
             theta_t[f, i] = vx[fcols[f, 3 + i]]
         _ep_frame(theta[f], fA[f], G, Gb)
-        if f_is_ep[f]:  # G, Ḡ and ω stay zero on frames without rotation coordinates
+        if f_is_ep[f]:  # G, Ḡ and ω are zero on frames without rotation coordinates
             fG[f] = G
             fGbar[f] = Gb
             for i in range(3):
@@ -70,12 +65,10 @@ def kinematics(q, v, fcols, fpos_ref, ftheta_ref, f_is_ep, mframe, mlocal, mrot,
                 for j in range(4):
                     s += G[i, j] * theta_t[f, j]
                 fomega[f, i] = s
-    pos = np.empty((nm, 3))
-    rot = np.empty((nm, 3, 3))
-    vel = np.empty((nm, 3))
-    omega = np.empty((nm, 3))
-    Jpos = np.zeros((nm, 3, 7))
-    Jrot = np.zeros((nm, 3, 7))
+        else:
+            fG[f] = 0.0
+            fGbar[f] = 0.0
+            fomega[f] = 0.0
     r = np.empty(3)
     for m in range(nm):
         f = mframe[m]
@@ -98,14 +91,15 @@ def kinematics(q, v, fcols, fpos_ref, ftheta_ref, f_is_ep, mframe, mlocal, mrot,
         # which the normalization constraint keeps to Newton tolerance)
         g = fG[f]
         for i in range(3):
-            Jpos[m, i, i] = 1.0
+            for j in range(3):
+                Jpos[m, i, j] = 1.0 if i == j else 0.0
+                Jrot[m, i, j] = 0.0
         for j in range(4):
             Jpos[m, 0, 3 + j] = -(-r[2] * g[1, j] + r[1] * g[2, j])
             Jpos[m, 1, 3 + j] = -(r[2] * g[0, j] - r[0] * g[2, j])
             Jpos[m, 2, 3 + j] = -(-r[1] * g[0, j] + r[0] * g[1, j])
             for i in range(3):
                 Jrot[m, i, 3 + j] = g[i, j]
-    return qx, vx, theta, theta_t, fA, fG, fGbar, fpos, fvel, fomega, pos, rot, vel, omega, Jpos, Jrot
 
 
 @jit
@@ -399,3 +393,55 @@ def ep_normalization(theta, theta_t, frame, velocity_level):
         for i in range(4):
             C[k, 0, 3 + i] = 2.0 * th[i]
     return g, C
+
+
+@jit
+def lu_solve_csc(b, perm_r, perm_c, Lp, Li, Lx, Up, Ui, Ux, Ud):
+    """x with A x = b from SuperLU's Pr A Pc = L U: L unit lower and U strictly upper triangular
+    in CSC without their diagonals, Ud the diagonal of U. SuperLU's own solve costs ~5x more."""
+    n = b.shape[0]
+    y = np.empty(n)
+    for i in range(n):
+        y[perm_r[i]] = b[i]
+    for j in range(n):
+        yj = y[j]
+        for k in range(Lp[j], Lp[j + 1]):
+            y[Li[k]] -= Lx[k] * yj
+    for j in range(n - 1, -1, -1):
+        y[j] /= Ud[j]
+        yj = y[j]
+        for k in range(Up[j], Up[j + 1]):
+            y[Ui[k]] -= Ux[k] * yj
+    x = np.empty(n)
+    for i in range(n):
+        x[i] = y[perm_c[i]]
+    return x
+
+
+@jit
+def newton_update(qn, vn, an, lam, dx, v_factor, a_divisor, lam_divisor):
+    """q -= Δq, v -= v_factor Δq, q̈ -= Δq / a_divisor, λ -= Δλ̃ / lam_divisor, in place (dx = [Δq; Δλ̃])."""
+    n2 = qn.shape[0]
+    for i in range(n2):
+        d = dx[i]
+        qn[i] -= d
+        vn[i] -= v_factor * d
+        an[i] -= d / a_divisor
+    for i in range(lam.shape[0]):
+        lam[i] -= dx[n2 + i] / lam_divisor
+
+
+@jit
+def predictor(q, v, a, abar, h, beta, gamma, alpha_m, alpha_f, newmark):
+    """(q*, v*, â) of a generalized-α step (Newmark: from q̈_n and â = 0), the operations in the
+    order of the numpy expressions they replaced."""
+    n = q.shape[0]
+    qs, vs, ahat = np.empty(n), np.empty(n), np.zeros(n)
+    cq, cv, bh2, hg = h * h * (0.5 - beta), h * (1.0 - gamma), beta * h * h, h * gamma
+    for i in range(n):
+        ap = a[i] if newmark else abar[i]
+        if not newmark:
+            ahat[i] = (alpha_f * a[i] - alpha_m * abar[i]) / (1.0 - alpha_m)
+        qs[i] = (q[i] + h * v[i]) + cq * ap + bh2 * ahat[i]
+        vs[i] = (v[i] + cv * ap) + hg * ahat[i]
+    return qs, vs, ahat

@@ -139,6 +139,7 @@ class System:
         self.constraints = [self.ep_constraints] + [g for cls in CONSTRAINT_GROUPS for g in cls.groups(self)] + [self.motions]
         self.constraints = [g for g in self.constraints if g.size]
         self.nae = self.ae_offset
+        self.all_active = [bool(g.active.all()) for g in self.constraints]
         self.object_group = {}  # object index -> (group, row in group)
         for g in self.forces + self.constraints + [self.bodies, self.mass_points]:
             for k, obj in enumerate(getattr(g, "objects", [])):
@@ -221,8 +222,14 @@ class System:
 
     # ------------------------------------------------------------------------ stage: kinematics
     def kinematics(self, t: float, q: np.ndarray, v: np.ndarray) -> Kinematics:
-        return Kinematics(t, *K.kinematics(q, v, self.fcols, self.fpos_ref, self.ftheta_ref, self.f_is_ep,
-                                           self.mframe, self.mlocal, self.mrot, self.mrot_identity))
+        nF, nm, e = len(self.fcols), len(self.mframe), np.empty
+        kin = Kinematics(t, e(self.n2 + 1), e(self.n2 + 1), e((nF, 4)), e((nF, 4)), e((nF, 3, 3)), e((nF, 3, 4)),
+                         e((nF, 3, 4)), e((nF, 3)), e((nF, 3)), e((nF, 3)), e((nm, 3)), e((nm, 3, 3)), e((nm, 3)),
+                         e((nm, 3)), e((nm, 3, 7)), e((nm, 3, 7)))
+        K.kinematics(q, v, self.fcols, self.fpos_ref, self.ftheta_ref, self.f_is_ep, self.mframe, self.mlocal,
+                     self.mrot, self.mrot_identity, kin.q, kin.v, kin.theta, kin.theta_t, kin.fA, kin.fG, kin.fGbar,
+                     kin.fpos, kin.fvel, kin.fomega, kin.pos, kin.rot, kin.vel, kin.omega, kin.Jpos, kin.Jrot)
+        return kin
 
     # ------------------------------------------------------------------------ stage: residual
     def scatter(self, cols: np.ndarray, vals: np.ndarray) -> np.ndarray:
@@ -238,7 +245,10 @@ class System:
         return f
 
     def mass_times(self, kin: Kinematics, a: np.ndarray) -> np.ndarray:
-        return self.bodies.mass_times(kin, a) + self.mass_points.mass_times(a)
+        out = self.bodies.mass_times(kin, a)
+        if self.mass_points.size:
+            out += self.mass_points.mass_times(a)
+        return out
 
     def constraint_values(self, kin: Kinematics, velocity_level: bool):
         """[(group, g (n,rows), C (n,rows,ncols))] of every constraint group."""
@@ -253,8 +263,8 @@ class System:
 
     def constraint_residual(self, evaluated, lam: np.ndarray) -> np.ndarray:
         r = np.zeros(self.nae)
-        for g, gval, _ in evaluated:
-            r[g.ae] = np.where(g.active[:, None], gval, lam[g.ae])
+        for (g, gval, _), all_active in zip(evaluated, self.all_active):
+            r[g.ae] = gval if all_active else np.where(g.active[:, None], gval, lam[g.ae])
         return r
 
     def newton_matrix_values(self, kin: Kinematics, evaluated, mass_factor: float, k_factor: float,

@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from . import errors
 from .api.routes import health, jobs, models
 from .config import Settings, get_settings
+from .embedded import EmbeddedWorker
 from .limits import BodyLimit, RateLimiter
 
 log = logging.getLogger(__name__)
@@ -31,7 +32,8 @@ def reconcile_loop(settings: Settings, stop: threading.Event) -> None:
             log.warning("reconciler: %s", exc)
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None, embedded_worker: bool = False) -> FastAPI:
+    """The API; with embedded_worker, also a `celery worker` child process (`mbserve serve`)."""
     settings = settings or get_settings()
 
     @asynccontextmanager
@@ -41,8 +43,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if settings.reconcile_seconds > 0:
             thread = threading.Thread(target=reconcile_loop, args=(settings, stop), daemon=True, name="reconciler")
             thread.start()
+        worker = EmbeddedWorker(settings) if embedded_worker else None
+        if worker:
+            worker.start()
         yield
         stop.set()
+        if worker:
+            worker.stop()
         if thread:
             thread.join(timeout=5)
 

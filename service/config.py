@@ -27,14 +27,12 @@ class Settings(BaseSettings):
     # worker reliability
     worker_concurrency: int = 2
     lease_seconds: float = 30.0  # a running job whose lease is older than this is re-run
-    heartbeat_seconds: float = 5.0
-    progress_seconds: float = 0.5  # progress is written at most this often
+    progress_seconds: float = 0.5  # the heartbeat: lease extended and progress written this often
     reconcile_seconds: float = 10.0  # how often the API re-queues jobs the broker may have lost
     requeue_after_seconds: float = 60.0  # a job queued this long without a worker is sent again
     max_attempts: int = 3
     job_time_limit: float = 3600.0  # wall seconds per job, then failed with code time_limit
     broker_poll_seconds: float = 0.05  # filesystem broker only
-    broker_visibility_timeout: float = 7200.0  # redis: must exceed job_time_limit (celery#5935)
 
     # limits on user input
     max_request_bytes: int = 10_000_000

@@ -59,6 +59,9 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(HTTPException)
     async def _http(_: Request, exc: HTTPException):
+        if exc.status_code == 400:  # FastAPI's answer to a body it cannot decode: malformed like any other
+            return JSONResponse(error_body("invalid_request", "the body is not a JSON document (UTF-8)",
+                                           [{"path": "$", "message": str(exc.detail)}]), 422)
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
         return JSONResponse(error_body(code, str(exc.detail)), exc.status_code, headers=exc.headers)
 

@@ -15,6 +15,7 @@ import time
 from datetime import datetime, timedelta
 
 from sqlalchemy import and_, or_, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from .config import Settings
@@ -45,7 +46,7 @@ def store_model(session: Session, owner: str, doc: dict, validation) -> Model:
         session.add(model)
         try:
             session.commit()
-        except Exception:  # a concurrent request stored the same model first
+        except IntegrityError:  # a concurrent request stored the same model first
             session.rollback()
             model = session.get(Model, model_id)
             if model is None:
@@ -67,8 +68,9 @@ def status_document(job: Job) -> dict:
 
 def create_job(session: Session, owner: str, model_id: str, overrides: dict | None,
                idempotency_key: str | None = None, request_hash: str | None = None) -> Job:
+    # dispatched_at is set now, in the same commit, as the caller sends the message next
     job = Job(id=new_job_id(), owner=owner, model_id=model_id, settings_overrides=overrides,
-              status="queued", progress=0.0, attempts=0,
+              status="queued", progress=0.0, attempts=0, dispatched_at=utcnow(),
               idempotency_key=idempotency_key, request_hash=request_hash)
     session.add(job)
     session.commit()
@@ -76,21 +78,18 @@ def create_job(session: Session, owner: str, model_id: str, overrides: dict | No
 
 
 def dispatch(settings: Settings, session: Session, job_ids: list[str]) -> None:
-    """Send the wake-up messages. A failure is logged, not raised: the job is recorded and the
-    reconciler sends it again."""
+    """Send the wake-up messages. A failure is logged, not raised: the job is recorded, and the
+    reconciler sends it again (soon, as dispatched_at is cleared)."""
     from worker.celery_app import get_celery
     app = get_celery(settings)
-    sent = []
-    for job_id in job_ids:
+    for i, job_id in enumerate(job_ids):
         try:
             app.send_task("mbserve.run_job", args=[job_id])
-            sent.append(job_id)
         except Exception as exc:
-            log.warning("could not queue job %s (the reconciler will retry): %s", job_id, exc)
-            break
-    if sent:
-        session.execute(update(Job).where(Job.id.in_(sent)).values(dispatched_at=utcnow()))
-        session.commit()
+            log.warning("could not queue job(s) %s (the reconciler will retry): %s", job_ids[i:], exc)
+            session.execute(update(Job).where(Job.id.in_(job_ids[i:])).values(dispatched_at=None))
+            session.commit()
+            return
 
 
 def claim(session: Session, job_id: str, lease_seconds: float) -> tuple[Job, str] | None:
@@ -166,4 +165,7 @@ def reconcile(session: Session, settings: Settings) -> list[str]:
         and_(expired, or_(Job.dispatched_at.is_(None), Job.dispatched_at < now - timedelta(
             seconds=settings.lease_seconds))),
     )).order_by(Job.id).limit(1000)).all()
+    if rows:  # the caller sends them now
+        session.execute(update(Job).where(Job.id.in_(rows)).values(dispatched_at=now))
+        session.commit()
     return list(rows)

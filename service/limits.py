@@ -105,3 +105,6 @@ class RateLimiter:
                 raise ApiError(429, "rate_limited", f"more than {int(self.capacity)} POST requests per minute "
                                "(MBSERVE_RATE_LIMIT_PER_MINUTE)", headers={"Retry-After": str(wait)})
             self.buckets[caller] = (tokens - 1.0, now)
+            if len(self.buckets) > 10_000:  # forget callers whose bucket has refilled anyway
+                full = now - self.capacity / self.rate
+                self.buckets = {k: v for k, v in self.buckets.items() if v[1] > full}

@@ -9,14 +9,24 @@ ModelDocument = dict[str, Any]  # validated by multibody.validate_document, prob
 
 
 class ErrorItem(BaseModel):
-    path: str
+    model_config = ConfigDict(extra="allow")
+
+    path: str = Field(description="where, as the core writes paths: 'objects[2].markerNumbers', '$' for all")
     message: str
 
 
 class ErrorInfo(BaseModel):
     code: str
     message: str
-    detail: list[dict[str, Any]] = []
+    detail: list[ErrorItem] = []
+
+
+class JobError(BaseModel):
+    """Why a job failed: the core's error (detail: simulated time, items involved, ...) or the
+    service's (time_limit, worker_lost, internal_error)."""
+    code: str
+    message: str
+    detail: Any = None
 
 
 class ErrorResponse(BaseModel):
@@ -46,7 +56,7 @@ class JobStatus(BaseModel):
     createdAt: str
     startedAt: str | None
     finishedAt: str | None
-    error: ErrorInfo | None
+    error: JobError | None
     links: dict[str, str]
 
 

@@ -17,7 +17,7 @@ def example(name: str) -> dict:
 @pytest.fixture
 def settings(tmp_path):
     from service.config import Settings
-    s = Settings(data_dir=tmp_path / "data", reconcile_seconds=0, lease_seconds=3, heartbeat_seconds=0.5,
+    s = Settings(data_dir=tmp_path / "data", reconcile_seconds=0, lease_seconds=3,
                  progress_seconds=0.1, requeue_after_seconds=2)
     s.ensure_dirs()
     from service.db.session import migrate
@@ -41,7 +41,7 @@ def require_service(name: str, probe) -> None:
 
 
 @pytest.fixture(scope="session")
-def embedded(tmp_path_factory):
+def embedded_server(tmp_path_factory):
     """`mbserve serve` as a user starts it: a subprocess on a free port with its own data directory."""
     from tests.support import free_port, start, stop, wait_http
     data = tmp_path_factory.mktemp("embedded")
@@ -53,6 +53,12 @@ def embedded(tmp_path_factory):
     url = f"http://127.0.0.1:{port}"
     try:
         wait_http(f"{url}/readyz", proc, log)
-        yield url
+        yield url, proc
     finally:
         stop(proc)
+
+
+@pytest.fixture(scope="session")
+def embedded(embedded_server) -> str:
+    """The URL of the shared `mbserve serve`."""
+    return embedded_server[0]

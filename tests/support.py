@@ -29,13 +29,18 @@ def start(args: list[str], env: dict, log: Path) -> subprocess.Popen:
 
 
 def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
+    """SIGTERM to the child's process group; SIGKILL to whatever of it is left after 20 s."""
+    try:
         os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        end = time.monotonic() + 20
+        while time.monotonic() < end:
+            proc.poll()
+            os.killpg(proc.pid, 0)  # raises once the whole group is gone
+            time.sleep(0.1)
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
 
 
 def wait_http(url: str, proc: subprocess.Popen, log: Path, timeout: float = 60) -> None:
@@ -95,3 +100,36 @@ def check_like_in_process(client: httpx.Client, case: str) -> None:
     job = answer.raise_for_status().json()
     assert wait_job(client, job["id"], timeout=300)["status"] == expected["status"]
     assert same_document(client.get(f"/v1/jobs/{job['id']}/results").text, expected)
+
+
+def kill_busiest_descendant(pid: int) -> None:
+    """SIGKILL the descendant process using the most CPU: the worker process running the job."""
+    import signal
+
+    import psutil
+    children = psutil.Process(pid).children(recursive=True)
+    for child in children:
+        child.cpu_percent(None)
+    time.sleep(0.5)
+    busiest = max(children, key=lambda p: p.cpu_percent(None))
+    os.kill(busiest.pid, signal.SIGKILL)
+
+
+def long_running() -> dict:
+    """Settings overrides that keep the mini example busy for minutes (tests cancel or time it out)."""
+    return {"timeIntegration": {"numberOfSteps": 10_000_000, "endTime": 100_000.0},
+            "solution": {"sensors": {"writePeriod": 10_000.0}}}
+
+
+def lasting(seconds: float) -> dict:
+    """Settings overrides that make the mini example take about `seconds` in this process."""
+    import multibody
+
+    from tests.conftest import example
+    doc = multibody.merge_settings(example("mini"), {"timeIntegration": {"numberOfSteps": 200}})
+    multibody.simulate(doc)  # the first run in a process may compile
+    start = time.perf_counter()
+    multibody.simulate(doc)
+    steps = int(200 * seconds / (time.perf_counter() - start)) + 1
+    return {"timeIntegration": {"numberOfSteps": steps, "endTime": steps / 100},
+            "solution": {"sensors": {"writePeriod": 1.0}}}

@@ -23,7 +23,9 @@ def get_celery(settings: Settings) -> Celery:
         options = {"data_folder_in": folder, "data_folder_out": folder,
                    "polling_interval": settings.broker_poll_seconds}
     elif broker.startswith(("redis", "rediss")):
-        options = {"visibility_timeout": settings.broker_visibility_timeout}
+        # above the time limit, so a running job is not delivered twice (celery#5935); the lease
+        # would make such a second delivery do nothing, but it would still hold a worker slot
+        options = {"visibility_timeout": settings.job_time_limit + 300}
     app.conf.update(
         # a task is acked after it ran, and re-delivered when its worker process dies
         task_acks_late=True,

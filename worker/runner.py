@@ -16,7 +16,7 @@ import multibody.model  # noqa: F401  the core imports these lazily: load them b
 import multibody.solvers  # noqa: F401  forks, so that no job pays for the imports
 from service import jobs
 from service.config import Settings
-from service.db.models import Job, Model, Result
+from service.db.models import Model, Result
 from service.db.session import get_sessionmaker
 from service.results import remove_other_attempts, write_results
 

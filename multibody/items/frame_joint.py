@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernels as K
-from ..rotations import cross
+from ..rotations import cross, tait_bryan_xyz
 
 ROT_OUTPUTS = ("Position", "Velocity", "DisplacementLocal", "VelocityLocal", "Rotation", "AngularVelocityLocal",
                "ForceLocal", "TorqueLocal", "HomogeneousTransformation", "HomogeneousTransformationLocal")
@@ -111,26 +111,24 @@ class FrameJointGroup:
     # ---------------------------------------------------------------- output variables
     def frame_output(self, kin, k: int, var: str):
         """The kinematic outputs shared by JointPrismaticX, JointRevoluteZ and JointGeneric."""
-        from ..rotations import tait_bryan_xyz
-        sl = slice(k, k + 1)
-        fr = JointFrames(kin, self.m0[sl], self.m1[sl], self.R0[sl], self.R1[sl])
-        A0, A1 = fr.A0[0], fr.A1[0]
+        m0, m1 = self.m0[k], self.m1[k]
         if var == "Position":
-            return fr.p0[0]
+            return kin.pos[m0]
         if var == "Velocity":
-            return kin.vel[self.m0[k]]
+            return kin.vel[m0]
+        A0T = (kin.rot[m0] @ self.R0[k]).T
         if var == "DisplacementLocal":
-            return A0.T @ fr.dp[0]
+            return A0T @ (kin.pos[m1] - kin.pos[m0])
         if var == "VelocityLocal":
-            return A0.T @ fr.dv[0]
+            return A0T @ (kin.vel[m1] - kin.vel[m0])
         if var == "Rotation":
-            return tait_bryan_xyz(A0.T @ A1)
+            return tait_bryan_xyz(A0T @ (kin.rot[m1] @ self.R1[k]))
         if var == "AngularVelocityLocal":
-            return A0.T @ (fr.w1[0] - fr.w0[0])
+            return A0T @ (kin.omega[m1] - kin.omega[m0])
         if var == "HomogeneousTransformation":
-            return _ht(A0, fr.p0[0])
+            return _ht(A0T.T, kin.pos[m0])
         if var == "HomogeneousTransformationLocal":
-            return _ht(A0.T @ A1, A0.T @ fr.dp[0])
+            return _ht(A0T @ (kin.rot[m1] @ self.R1[k]), A0T @ (kin.pos[m1] - kin.pos[m0]))
         raise KeyError(var)
 
 

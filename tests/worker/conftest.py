@@ -23,12 +23,6 @@ def make_job(settings):
     return make
 
 
-def long_running() -> dict:
-    """Settings overrides that keep the mini example busy for minutes (tests cancel or time it out)."""
-    return {"timeIntegration": {"numberOfSteps": 10_000_000, "endTime": 100_000.0},
-            "solution": {"sensors": {"writePeriod": 10_000.0}}}
-
-
 def job_row(settings, job_id):
     from service.db.models import Job
     from service.db.session import get_sessionmaker
@@ -36,18 +30,6 @@ def job_row(settings, job_id):
         return session.get(Job, job_id)
 
 
-
-
-def lasting(seconds: float) -> dict:
-    """Settings overrides that make the mini example take about `seconds` in this process."""
-    import time
-
-    import multibody
-    start = time.perf_counter()
-    multibody.simulate(multibody.merge_settings(example("mini"), {"timeIntegration": {"numberOfSteps": 200}}))
-    steps = int(200 * seconds / (time.perf_counter() - start)) + 1
-    return {"timeIntegration": {"numberOfSteps": steps, "endTime": steps / 100},
-            "solution": {"sensors": {"writePeriod": 1.0}}}
 
 
 @pytest.fixture(scope="session")

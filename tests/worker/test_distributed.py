@@ -1,15 +1,11 @@
 """The distributed setup for real: Redis broker, a fresh PostgreSQL database, `mbserve worker`
 (Celery, 2 processes) and `mbserve serve --no-worker`, all started by these tests."""
-import os
-import signal
-import time
-
 import httpx
 import pytest
 
 from tests.conftest import EXAMPLES, example
-from tests.support import check_like_in_process, free_port, start, stop, wait_http, wait_job
-from tests.worker.conftest import lasting, long_running
+from tests.support import (check_like_in_process, free_port, kill_busiest_descendant, lasting, long_running,
+                           start, stop, wait_http, wait_job)
 
 CASES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "model.json").exists())
 
@@ -58,14 +54,10 @@ def test_cancel_a_running_job(client):
 def test_worker_killed_mid_job_the_job_is_rerun_and_stored_once(client, cluster):
     """SIGKILL the pool process running a job: Celery re-delivers it (acks_late, reject on worker
     lost) or the reconciler re-queues it when the lease expires; either way it ends succeeded once."""
-    import psutil
     overrides = lasting(seconds=4)
     job = client.post("/v1/jobs", json={"model": example("mini"), "simulationSettings": overrides}).json()
     wait_job(client, job["id"], until=("running",))
-    time.sleep(0.5)
-    children = psutil.Process(cluster["worker"].pid).children(recursive=True)
-    busy = max(children, key=lambda p: p.cpu_percent(interval=0.3))
-    os.kill(busy.pid, signal.SIGKILL)
+    kill_busiest_descendant(cluster["worker"].pid)
     done = wait_job(client, job["id"], timeout=300)
     assert done["status"] == "succeeded", done
     results = client.get(f"/v1/jobs/{job['id']}/results")

@@ -8,7 +8,8 @@ from sqlalchemy import select, update
 from service import jobs
 from service.db.models import Job, Result, utcnow
 from service.db.session import get_sessionmaker
-from tests.worker.conftest import job_row, long_running
+from tests.support import long_running
+from tests.worker.conftest import job_row
 from worker.runner import execute
 
 
@@ -88,6 +89,7 @@ def test_reconciler_requeues_lost_jobs_and_fails_exhausted_ones(settings, make_j
     past = utcnow() - timedelta(seconds=600)
     with get_sessionmaker(settings.database)() as session:
         session.execute(update(Job).where(Job.id != fresh).values(created_at=past))
+        session.execute(update(Job).where(Job.id == never_sent).values(dispatched_at=None))
         session.execute(update(Job).where(Job.id == expired).values(
             status="running", attempts=1, lease_expires_at=past, dispatched_at=past))
         session.execute(update(Job).where(Job.id == exhausted).values(
@@ -97,3 +99,12 @@ def test_reconciler_requeues_lost_jobs_and_fails_exhausted_ones(settings, make_j
         assert sorted(jobs.reconcile(session, settings)) == sorted([never_sent, expired])
     row = job_row(settings, exhausted)
     assert row.status == "failed" and row.error["code"] == "worker_lost"
+
+
+def test_a_job_the_broker_did_not_take_is_left_for_the_reconciler(settings, make_job):
+    job_id = make_job()
+    down = settings.model_copy(update={"broker_url": "redis://127.0.0.1:1/0"})
+    with get_sessionmaker(settings.database)() as session:
+        jobs.dispatch(down, session, [job_id])  # logs, does not raise
+    row = job_row(settings, job_id)
+    assert row.status == "queued" and row.dispatched_at is None

@@ -1,4 +1,5 @@
 import json
+import logging
 from typing import Annotated, Any
 
 import multibody
@@ -12,6 +13,7 @@ from ...limits import check_model
 from ...schemas import ERRORS, ModelCreated
 from ..deps import OwnerDep, RateLimited, SessionDep, SettingsDep
 
+log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1/models", tags=["models"], responses=ERRORS)
 
 
@@ -22,7 +24,12 @@ def problems_detail(validation, prefix: str = "") -> list[dict]:
 
 def validated(doc: Any, prefix: str = ""):
     """The core's validation, or 422 `model_invalid` listing every problem with its path."""
-    validation = multibody.validate_document(doc)
+    try:
+        validation = multibody.validate_document(doc)
+    except Exception as exc:  # the core promises not to raise for bad input; if it does, the input is still bad
+        log.exception("validate_document raised for a user document")
+        raise ApiError(422, "model_invalid", f"the model could not be read: {type(exc).__name__}: {exc}",
+                       [{"path": prefix or "$", "message": str(exc)}]) from exc
     if not validation.ok:
         raise ApiError(422, "model_invalid", f"the model has {len(validation.problems)} problem(s)",
                        problems_detail(validation, prefix))

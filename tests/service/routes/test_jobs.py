@@ -2,6 +2,7 @@ import copy
 import json
 
 from tests.conftest import example
+from tests.support import same_document
 
 
 def submit(client, body, **headers):
@@ -118,3 +119,23 @@ def test_idempotency_key_returns_the_same_job(client, mini):
     assert len(client.get("/v1/jobs").json()["items"]) == 1
     other = client.post("/v1/jobs", json={"model": example("spring_slider")}, headers={"Idempotency-Key": "abc"})
     assert other.status_code == 409 and other.json()["error"]["code"] == "idempotency_conflict"
+
+
+def redundant_joints(mini) -> dict:
+    """The mini example with its prismatic joint twice: dependent constraints, a failed solve."""
+    doc = copy.deepcopy(mini)
+    doc["objects"].append(dict(doc["objects"][2], name="object3"))
+    return doc
+
+
+def test_failed_job_reports_its_reason_and_results(client, run_queued, mini):
+    import multibody
+    doc = redundant_joints(mini)
+    job = submit(client, {"model": doc})
+    assert run_queued() == ["failed"]
+    status = client.get(f"/v1/jobs/{job['id']}").json()
+    assert status["status"] == "failed"
+    assert status["error"]["code"] and "object3" in status["error"]["message"]
+    served = client.get(f"/v1/jobs/{job['id']}/results")
+    assert served.status_code == 200
+    assert same_document(served.text, multibody.simulate(doc).to_document())
