@@ -47,6 +47,7 @@ class Kinematics:
     omega: np.ndarray
     Jpos: np.ndarray  # (nm,3,7) position Jacobian on the marker's 7 columns
     Jrot: np.ndarray  # (nm,3,7) rotation Jacobian (global angular velocity directions)
+    a: np.ndarray | None = None  # the iterate's accelerations, for acceleration-level motions
 
 
 class System:
@@ -185,10 +186,6 @@ class System:
         self.jac_rows = np.concatenate(rows)[self.keep] if rows else np.zeros(0, int)
         self.jac_cols = np.concatenate(cols)[self.keep] if cols else np.zeros(0, int)
         self.n = n2 + self.nae
-
-    @staticmethod
-    def kinematics_rot(kin: Kinematics, marker: int) -> np.ndarray:
-        return kin.rot[marker]
 
     def describe_unknowns(self, columns: list[int]) -> list[str]:
         """Item names behind unknowns of the Newton system (for error messages)."""

@@ -18,7 +18,7 @@ class JointRevoluteZ(FrameJointGroup):
 
     def output(self, kin, k: int, var: str, lam: np.ndarray, motion_force: float):
         if var == "ForceLocal":
-            A0 = self.system.kinematics_rot(kin, self.m0[k]) @ self.R0[k]
+            A0 = kin.rot[self.m0[k]] @ self.R0[k]
             return A0.T @ lam[0:3]
         if var == "TorqueLocal":
             return np.array([lam[3], lam[4], motion_force])

@@ -33,7 +33,7 @@ class Loads:
         if load_type in ("ForceVector", "TorqueVector") and body_fixed.any():
             rotated = np.einsum("nij,nj->ni", kin.rot[markers], value)
             value = np.where(body_fixed[:, None], rotated, value)
-        return load_factor * value
+        return value if load_factor == 1.0 else load_factor * value
 
     def generalized(self, kin, load_factor: float = 1.0) -> np.ndarray:
         s = self.system

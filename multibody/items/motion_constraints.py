@@ -87,7 +87,7 @@ class Motions:
                 g[r] = uj[r] - law.u(t, qj[r])
             else:
                 if udot_j is None:
-                    udot_j = self.joint_acceleration(kin, getattr(kin, "a", np.zeros(len(kin.q) - 1)), C)
+                    udot_j = self.joint_acceleration(kin, kin.a if kin.a is not None else np.zeros(len(kin.q) - 1), C)
                 g[r] = udot_j[r] - law.udot(t, qj[r], uj[r])
         return g[:, None], C[:, None, :]
 

@@ -7,6 +7,7 @@ acceleration ā. Newton unknowns are Δq and the scaled multipliers λ̃ = βh²
 """
 from __future__ import annotations
 
+import math
 import time as _time
 from dataclasses import dataclass
 
@@ -14,9 +15,9 @@ import numpy as np
 
 from ..api import Results, SimulationCanceled
 from ..expressions import EvaluationError
+from ..kernels import newton_update, predictor
 from ..outputs import SensorSet, WriteSchedule
 from ..settings import enum_name
-from ..kernels import newton_update, predictor
 from .linear import Factorization, SingularMatrix
 
 
@@ -117,7 +118,7 @@ class Integrator:
             qn, vn = qs.copy(), vs.copy()
             kin, ev, rq, rg = self.residual(t1, qn, vn, an, lam)
             r0 = float(np.sqrt(rq @ rq + rg @ rg))
-            if not np.isfinite(r0):
+            if not math.isfinite(r0):
                 return None
             if r0 <= nt["absoluteTolerance"]:
                 r0 = 2 * nt["absoluteTolerance"]
@@ -134,7 +135,7 @@ class Integrator:
                 self.iterations += 1
                 kin, ev, rq, rg = self.residual(t1, qn, vn, an, lam)
                 rn = float(np.sqrt(rq @ rq + rg @ rg))
-                if not np.isfinite(rn):
+                if not math.isfinite(rn):
                     diverged = True
                     break
                 if it == 1 and nt["adaptInitialResidual"] and rn > r0:
@@ -263,7 +264,7 @@ def solve_dynamic(loaded, progress=None, cancel=None) -> Results:
             last = (t_end - t <= 1e-10 * max(1.0, abs(t_end))) if adaptive else step_index == steps
             if writer.due(t) or last:
                 sensors.record(t, system.kinematics(t, q, v), a, lam)
-            if not np.all(np.isfinite(q)):
+            if not np.isfinite(q).all():
                 raise SolverFailure("not_finite", f"the solution became NaN or infinite at t = {t:.6g}", t)
             integ.poll(t, t0, t_end)
     except SolverFailure as exc:

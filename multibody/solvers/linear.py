@@ -59,7 +59,7 @@ class Factorization:
             x = _getrs(*self.lu, rhs)[0]  # LAPACK directly: lu_solve's checks cost more than the solve
         else:
             x = kernels.lu_solve_csc(rhs, *self.lu)
-        if not np.all(np.isfinite(x)):
+        if not np.isfinite(x).all():
             raise SingularMatrix([])
         return x
 
