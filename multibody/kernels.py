@@ -1,17 +1,20 @@
-"""Compiled (numba) loops for the hot path of one residual evaluation.
+"""Compiled (numba) loops for the hot path of a time step: the stages of one residual
+evaluation, the predictor and Newton update, and the triangular solves of the sparse LU.
 
 With numpy every stage costs tens of small array calls (~1 µs each) however small the model,
 and temporaries of (n,3,3) stacks when it is large; these loops do one pass per stage over the
 items instead. They take and return the same arrays as the numpy code they replaced (the
-callers keep the interfaces of system.py and items/), in the same summation order, so results
-change at round-off level only. `cache=True` keeps the machine code on disk across processes.
+callers keep the interfaces of system.py and items/), mostly in the same summation order, so
+results change at round-off level only. `cache=True` keeps the machine code on disk across
+processes: compiling all of them takes ~15 s of CPU once, loading them ~1 s per process.
 """
 from __future__ import annotations
 
 import numba
 import numpy as np
 
-jit = numba.njit(cache=True, nogil=True, boundscheck=False)
+# error_model="numpy": a division by zero gives inf/nan as in numpy (the solvers check finiteness)
+jit = numba.njit(cache=True, nogil=True, boundscheck=False, error_model="numpy")
 
 
 @jit
@@ -69,37 +72,35 @@ def kinematics(q, v, fcols, fpos_ref, ftheta_ref, f_is_ep, mframe, mlocal, mrot,
             fG[f] = 0.0
             fGbar[f] = 0.0
             fomega[f] = 0.0
-    r = np.empty(3)
-    for m in range(nm):
+    for m in range(nm):  # scalars and direct indexing: no array views in the per-marker loop
         f = mframe[m]
-        A = fA[f]
-        for i in range(3):
-            r[i] = A[i, 0] * mlocal[m, 0] + A[i, 1] * mlocal[m, 1] + A[i, 2] * mlocal[m, 2]
-            pos[m, i] = fpos[f, i] + r[i]
-            omega[m, i] = fomega[f, i]
-        if mrot_identity[m]:
-            rot[m] = A
-        else:
-            for i in range(3):
-                for j in range(3):
-                    rot[m, i, j] = A[i, 0] * mrot[m, 0, j] + A[i, 1] * mrot[m, 1, j] + A[i, 2] * mrot[m, 2, j]
-        w = fomega[f]
-        vel[m, 0] = fvel[f, 0] + (w[1] * r[2] - w[2] * r[1])
-        vel[m, 1] = fvel[f, 1] + (w[2] * r[0] - w[0] * r[2])
-        vel[m, 2] = fvel[f, 2] + (w[0] * r[1] - w[1] * r[0])
-        # -A b̃ Ḡ as Exudyn writes it, evaluated as -(A b)~ G (equal for unit Euler parameters,
-        # which the normalization constraint keeps to Newton tolerance)
-        g = fG[f]
+        b0, b1, b2 = mlocal[m, 0], mlocal[m, 1], mlocal[m, 2]
+        r0 = fA[f, 0, 0] * b0 + fA[f, 0, 1] * b1 + fA[f, 0, 2] * b2
+        r1 = fA[f, 1, 0] * b0 + fA[f, 1, 1] * b1 + fA[f, 1, 2] * b2
+        r2 = fA[f, 2, 0] * b0 + fA[f, 2, 1] * b1 + fA[f, 2, 2] * b2
+        pos[m, 0], pos[m, 1], pos[m, 2] = fpos[f, 0] + r0, fpos[f, 1] + r1, fpos[f, 2] + r2
+        w0, w1, w2 = fomega[f, 0], fomega[f, 1], fomega[f, 2]
+        omega[m, 0], omega[m, 1], omega[m, 2] = w0, w1, w2
         for i in range(3):
             for j in range(3):
+                if mrot_identity[m]:
+                    rot[m, i, j] = fA[f, i, j]
+                else:
+                    rot[m, i, j] = fA[f, i, 0] * mrot[m, 0, j] + fA[f, i, 1] * mrot[m, 1, j] \
+                        + fA[f, i, 2] * mrot[m, 2, j]
                 Jpos[m, i, j] = 1.0 if i == j else 0.0
                 Jrot[m, i, j] = 0.0
+        vel[m, 0] = fvel[f, 0] + (w1 * r2 - w2 * r1)
+        vel[m, 1] = fvel[f, 1] + (w2 * r0 - w0 * r2)
+        vel[m, 2] = fvel[f, 2] + (w0 * r1 - w1 * r0)
+        # -A b̃ Ḡ as Exudyn writes it, evaluated as -(A b)~ G (equal for unit Euler parameters,
+        # which the normalization constraint keeps to Newton tolerance)
         for j in range(4):
-            Jpos[m, 0, 3 + j] = -(-r[2] * g[1, j] + r[1] * g[2, j])
-            Jpos[m, 1, 3 + j] = -(r[2] * g[0, j] - r[0] * g[2, j])
-            Jpos[m, 2, 3 + j] = -(-r[1] * g[0, j] + r[0] * g[1, j])
-            for i in range(3):
-                Jrot[m, i, 3 + j] = g[i, j]
+            g0, g1, g2 = fG[f, 0, j], fG[f, 1, j], fG[f, 2, j]
+            Jpos[m, 0, 3 + j] = -(-r2 * g1 + r1 * g2)
+            Jpos[m, 1, 3 + j] = -(r2 * g0 - r0 * g2)
+            Jpos[m, 2, 3 + j] = -(-r1 * g0 + r0 * g1)
+            Jrot[m, 0, 3 + j], Jrot[m, 1, 3 + j], Jrot[m, 2, 3 + j] = g0, g1, g2
 
 
 @jit
@@ -140,22 +141,45 @@ def rigid_mass_matrices(fA, fGbar, frame, mass, com, inertia):
 
 @jit
 def rigid_mass_times(fA, fGbar, frame, cols, mass, com, inertia, a, n2):
-    """Σ_bodies M_k a[cols_k], scattered on the n2 coordinates (the dummy column dropped)."""
+    """Σ_bodies M_k a[cols_k] scattered on the n2 coordinates (the dummy column dropped), without
+    forming M: [m a_t + Mtr a_r; Mtrᵀ a_t + Ḡᵀ J Ḡ a_r], Mtr = -m A b̃ Ḡ (zero when b = 0)."""
     out = np.zeros(n2)
-    M = np.empty((7, 7))
+    x = np.empty(7)
+    ar = np.empty(4)
     for k in range(frame.shape[0]):
         f = frame[k]
-        _rigid_mass(fA[f], fGbar[f], mass[k], com[k], inertia[k], M)
         for i in range(7):
-            ci = cols[k, i]
-            if ci >= n2:
-                continue
-            s = 0.0
-            for j in range(7):
-                cj = cols[k, j]
-                if cj < n2:
-                    s += M[i, j] * a[cj]
-            out[ci] += s
+            x[i] = a[cols[k, i]] if cols[k, i] < n2 else 0.0
+        for j in range(4):
+            ar[j] = x[3 + j]
+        w0 = fGbar[f, 0, 0] * ar[0] + fGbar[f, 0, 1] * ar[1] + fGbar[f, 0, 2] * ar[2] + fGbar[f, 0, 3] * ar[3]
+        w1 = fGbar[f, 1, 0] * ar[0] + fGbar[f, 1, 1] * ar[1] + fGbar[f, 1, 2] * ar[2] + fGbar[f, 1, 3] * ar[3]
+        w2 = fGbar[f, 2, 0] * ar[0] + fGbar[f, 2, 1] * ar[1] + fGbar[f, 2, 2] * ar[2] + fGbar[f, 2, 3] * ar[3]
+        J = inertia[k]
+        j0 = J[0, 0] * w0 + J[0, 1] * w1 + J[0, 2] * w2
+        j1 = J[1, 0] * w0 + J[1, 1] * w1 + J[1, 2] * w2
+        j2 = J[2, 0] * w0 + J[2, 1] * w1 + J[2, 2] * w2
+        m = mass[k]
+        t0, t1, t2 = m * x[0], m * x[1], m * x[2]
+        b0, b1, b2 = com[k, 0], com[k, 1], com[k, 2]
+        if b0 != 0.0 or b1 != 0.0 or b2 != 0.0:
+            # translation: -m A (b × w); rotation: -m Ḡᵀ b̃ᵀ Aᵀ a_t = -m Ḡᵀ (Aᵀ a_t × b)
+            c0, c1, c2 = b1 * w2 - b2 * w1, b2 * w0 - b0 * w2, b0 * w1 - b1 * w0
+            t0 -= m * (fA[f, 0, 0] * c0 + fA[f, 0, 1] * c1 + fA[f, 0, 2] * c2)
+            t1 -= m * (fA[f, 1, 0] * c0 + fA[f, 1, 1] * c1 + fA[f, 1, 2] * c2)
+            t2 -= m * (fA[f, 2, 0] * c0 + fA[f, 2, 1] * c1 + fA[f, 2, 2] * c2)
+            u0 = fA[f, 0, 0] * x[0] + fA[f, 1, 0] * x[1] + fA[f, 2, 0] * x[2]
+            u1 = fA[f, 0, 1] * x[0] + fA[f, 1, 1] * x[1] + fA[f, 2, 1] * x[2]
+            u2 = fA[f, 0, 2] * x[0] + fA[f, 1, 2] * x[1] + fA[f, 2, 2] * x[2]
+            j0 -= m * (u1 * b2 - u2 * b1)
+            j1 -= m * (u2 * b0 - u0 * b2)
+            j2 -= m * (u0 * b1 - u1 * b0)
+        x[0], x[1], x[2] = t0, t1, t2
+        for j in range(4):
+            x[3 + j] = fGbar[f, 0, j] * j0 + fGbar[f, 1, j] * j1 + fGbar[f, 2, j] * j2
+        for i in range(7):
+            if cols[k, i] < n2:
+                out[cols[k, i]] += x[i]
     return out
 
 
@@ -232,7 +256,7 @@ def joint_rows(rot, pos, vel, omega, Jpos, Jrot, m0, m1, R0, R1, kinds, ri, rj, 
     1 "tg", 2 "r" with axis indices ri (and rj for "r")."""
     n, nr = m0.shape[0], kinds.shape[0]
     g = np.empty((n, nr))
-    C = np.zeros((n, nr, 14))
+    C = np.empty((n, nr, 14))  # every row kind writes all 14 columns
     A0 = np.empty((3, 3))
     A1 = np.empty((3, 3))
     dp = np.empty(3)

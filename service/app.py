@@ -32,6 +32,24 @@ def reconcile_loop(settings: Settings, stop: threading.Event) -> None:
             log.warning("reconciler: %s", exc)
 
 
+def _openapi(app: FastAPI) -> dict:
+    """FastAPI's document, with the model document's schema taken from the core (multibody.schema):
+    the routes read the body as a plain object so that the core reports every problem with its path."""
+    from fastapi.openapi.utils import get_openapi
+    from multibody.schema import ModelDocument
+    schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+    model = ModelDocument.model_json_schema(ref_template="#/components/schemas/{model}")
+    components = schema["components"]["schemas"]
+    assert not set(model.get("$defs", {})) & set(components), "schema names of core and service collide"
+    components.update(model.pop("$defs", {}), ModelDocument=model)
+    ref = {"$ref": "#/components/schemas/ModelDocument"}
+    schema["paths"]["/v1/models"]["post"]["requestBody"]["content"]["application/json"]["schema"] = ref
+    components["JobCreate"]["properties"]["model"] = {"anyOf": [ref, {"type": "null"}],
+                                                      "description": "or the model document itself"}
+    app.openapi_schema = schema
+    return schema
+
+
 def create_app(settings: Settings | None = None, embedded_worker: bool = False) -> FastAPI:
     """The API; with embedded_worker, also a `celery worker` child process (`mbserve serve`)."""
     settings = settings or get_settings()
@@ -58,6 +76,7 @@ def create_app(settings: Settings | None = None, embedded_worker: bool = False) 
                               "sensor time series out.")
     app.state.settings = settings
     app.state.rate_limiter = RateLimiter(settings.rate_limit_per_minute)
+    app.openapi = lambda: app.openapi_schema or _openapi(app)
     errors.install(app)
     for module in (models, jobs, health):
         app.include_router(module.router)

@@ -54,11 +54,13 @@ def check_model(doc: dict, settings: Settings, prefix: str = "") -> None:
         if isinstance(items, list) and len(items) > settings.max_items:
             problems.append({"path": join_path(prefix, key), "message": f"{len(items)} items; the limit is "
                              f"{settings.max_items} per list (MBSERVE_MAX_ITEMS)"})
-    for i, motion in enumerate(doc.get("motions") or []):
+    motions = doc.get("motions")
+    for i, motion in enumerate(motions if isinstance(motions, list) else []):
         for key in EXPRESSION_KEYS:
             text = motion.get(key) if isinstance(motion, dict) else None
             if isinstance(text, str) and len(text) > settings.max_expression_chars:
-                problems.append({"path": join_path(prefix, f"motions[{i}].{key}"), "message": f"{len(text)} characters; "
+                problems.append({"path": join_path(prefix, f"motions[{i}].{key}"),
+                                 "message": f"{len(text)} characters; "
                                  f"the limit is {settings.max_expression_chars} (MBSERVE_MAX_EXPRESSION_CHARS)"})
     rows = stored_rows(doc)
     if rows is not None and rows > settings.max_sensor_rows:

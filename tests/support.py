@@ -57,7 +57,8 @@ def wait_http(url: str, proc: subprocess.Popen, log: Path, timeout: float = 60) 
     raise RuntimeError(f"{url} not ready after {timeout} s:\n{log.read_text()}")
 
 
-def wait_job(client: httpx.Client, job_id: str, timeout: float = 120, until=("succeeded", "failed", "canceled")) -> dict:
+def wait_job(client: httpx.Client, job_id: str, timeout: float = 120,
+             until=("succeeded", "failed", "canceled")) -> dict:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         job = client.get(f"/v1/jobs/{job_id}").raise_for_status().json()

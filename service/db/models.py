@@ -81,7 +81,8 @@ class Result(Base):
 
     job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id"), primary_key=True)
     head: Mapped[dict[str, Any]]  # status, warnings, solver, error
-    sensors: Mapped[list] = mapped_column(JSONType)  # [{name, key, sensorType, item, outputVariableType, columns, rows}]
+    # [{name, key, sensorType, item, outputVariableType, columns, rows}]
+    sensors: Mapped[list] = mapped_column(JSONType)
     path: Mapped[str | None] = mapped_column(String(255))  # relative to Settings.results
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 

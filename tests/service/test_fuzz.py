@@ -4,7 +4,9 @@ import copy
 
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
-JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
+SCALARS = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+           | st.text(max_size=8))
+JSON = st.recursive(SCALARS,
                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
                     max_leaves=20)
 FUZZ = hsettings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))

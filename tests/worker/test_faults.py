@@ -1,12 +1,15 @@
-"""Faults injected for real: the broker restarted with its state lost while jobs are queued."""
+"""Faults injected for real: the broker restarted with its state lost while jobs are queued;
+the database stopped while jobs run."""
+import shutil
 import subprocess
 import time
+from pathlib import Path
 
 import httpx
 from sqlalchemy import create_engine, text
 
 from tests.conftest import example, require_service
-from tests.support import free_port, start, stop, wait_http, wait_job
+from tests.support import free_port, lasting, start, stop, wait_http, wait_job
 
 
 def redis_server(port: int) -> subprocess.Popen:
@@ -62,3 +65,70 @@ def test_redis_restarted_with_state_lost_no_job_is_lost(tmp_path, postgres_url):
             stop(worker)
         broker.kill()
         broker.wait()
+
+
+class PrivatePostgres:
+    """A PostgreSQL cluster of this test's own (initdb in a temp dir), so it can be stopped."""
+
+    def __init__(self):
+        import glob
+        import os
+        import tempfile
+        self.bin = Path(sorted(glob.glob("/usr/lib/postgresql/*/bin"))[-1])
+        self.data = Path(tempfile.mkdtemp(prefix="mbserve-pg-"))
+        self.port = free_port()
+        self.as_owner = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []  # initdb refuses root
+        if self.as_owner:
+            shutil.chown(self.data, "postgres")
+        self._run("initdb", "-D", str(self.data / "db"), "-A", "trust", "-U", "postgres")
+
+    def _run(self, tool: str, *args: str) -> None:
+        subprocess.run([*self.as_owner, str(self.bin / tool), *args], check=True, capture_output=True)
+
+    def start(self) -> None:
+        self._run("pg_ctl", "-D", str(self.data / "db"), "-w", "-l", str(self.data / "log"), "-o",
+                  f"-p {self.port} -k {self.data} -c listen_addresses=127.0.0.1 -c fsync=off", "start")
+
+    def stop(self) -> None:
+        self._run("pg_ctl", "-D", str(self.data / "db"), "-w", "-m", "immediate", "stop")
+
+    @property
+    def url(self) -> str:
+        return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/postgres"
+
+    def remove(self) -> None:
+        subprocess.run([*self.as_owner, str(self.bin / "pg_ctl"), "-D", str(self.data / "db"), "-m", "immediate",
+                        "stop"], capture_output=True)
+        shutil.rmtree(self.data, ignore_errors=True)
+
+
+def test_postgres_stopped_the_api_answers_503_and_jobs_finish_after_it_is_back(tmp_path, redis_url):
+    require_service("PostgreSQL server binaries (initdb, pg_ctl)",
+                    lambda: sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))[-1])
+    pg = PrivatePostgres()
+    pg.start()
+    env = {"MBSERVE_DATABASE_URL": pg.url, "MBSERVE_BROKER_URL": redis_url, "MBSERVE_DATA_DIR": str(tmp_path / "d"),
+           "MBSERVE_RECONCILE_SECONDS": "1", "MBSERVE_REQUEUE_AFTER_SECONDS": "3", "MBSERVE_LEASE_SECONDS": "3"}
+    port = free_port()
+    api = start(["mbserve.cli", "serve", "--no-worker", "--port", str(port)], env, tmp_path / "api.log")
+    worker = start(["mbserve.cli", "worker", "--loglevel", "INFO"], env, tmp_path / "worker.log")
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_http(f"{url}/readyz", api, tmp_path / "api.log")
+        with httpx.Client(base_url=url, timeout=30) as client:
+            first = client.post("/v1/jobs", json={"model": example("mini")}).json()
+            assert wait_job(client, first["id"])["status"] == "succeeded"
+            running = client.post("/v1/jobs", json={"model": example("mini"), "simulationSettings": lasting(3)}).json()
+            pg.stop()
+            for answer in (client.get(f"/v1/jobs/{first['id']}"), client.post("/v1/models", json=example("mini")),
+                           client.get("/readyz")):
+                assert answer.status_code == 503, answer.text
+            time.sleep(3)  # the worker's heartbeats and commits fail meanwhile
+            pg.start()
+            done = wait_job(client, running["id"], timeout=180)
+            assert done["status"] == "succeeded", done
+            assert client.get(f"/v1/jobs/{running['id']}/results").status_code == 200
+    finally:
+        stop(api)
+        stop(worker)
+        pg.remove()

@@ -77,6 +77,12 @@ def test_model_limits_are_422_naming_the_limit(settings, queued, mini):
         detail = {d["path"]: d["message"] for d in answer.json()["error"]["detail"]}
         assert "MBSERVE_MAX_ITEMS" in detail["model.objects"]
         assert "MBSERVE_MAX_SENSOR_ROWS" in detail["model.simulationSettings"]
+    with make_client(settings, max_expression_chars=20) as client:
+        motion = {"motionType": "Custom", "joint": "object2", "level": "Position", "position": "0.1*t" + "+0*t" * 10}
+        answer = client.post("/v1/models", json=dict(mini, motions=[motion]))
+        assert answer.status_code == 422
+        assert [d["path"] for d in answer.json()["error"]["detail"]] == ["motions[0].position"]
+        assert client.post("/v1/models", json=dict(mini, motions=5)).status_code == 422
 
 
 def test_rate_limit_on_post_is_429_with_retry_after(settings, queued, mini):
