@@ -1,5 +1,7 @@
 
+import contextlib
 import secrets
+from pathlib import Path
 
 import pytest
 
@@ -32,19 +34,28 @@ def job_row(settings, job_id):
 
 
 
-@pytest.fixture(scope="session")
-def postgres_url():
+@contextlib.contextmanager
+def fresh_database(prefix: str = "mbserve_test"):
+    """A new, empty PostgreSQL database on 127.0.0.1:5432 (its SQLAlchemy URL), dropped after."""
     import psycopg
     require_service("PostgreSQL at 127.0.0.1:5432", lambda: psycopg.connect(
         "host=127.0.0.1 user=postgres dbname=postgres connect_timeout=3").close())
-    name = f"mbserve_test_{secrets.token_hex(4)}"
+    name = f"{prefix}_{secrets.token_hex(4)}"
     with psycopg.connect("host=127.0.0.1 user=postgres dbname=postgres", autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
-    yield f"{PG}/{name}"
-    from service.db.session import get_engine
-    get_engine(f"{PG}/{name}").dispose()
-    with psycopg.connect("host=127.0.0.1 user=postgres dbname=postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    try:
+        yield f"{PG}/{name}"
+    finally:
+        from service.db.session import get_engine
+        get_engine(f"{PG}/{name}").dispose()
+        with psycopg.connect("host=127.0.0.1 user=postgres dbname=postgres", autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def postgres_url():
+    with fresh_database() as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
@@ -56,3 +67,23 @@ def redis_url():
     redis.Redis.from_url(url).flushdb()
     yield url
     redis.Redis.from_url(url).flushdb()
+
+
+@contextlib.contextmanager
+def distributed(data: Path, database_url: str, broker_url: str, **env: str):
+    """The distributed setup as README "Distributed setup" runs it: `mbserve serve --no-worker`
+    on a free port and `mbserve worker` (real Celery processes), both stopped after. `env` adds
+    or overrides MBSERVE_* settings. Yields {"url", "api", "worker", "data"}."""
+    from tests.support import free_port, start, stop, wait_http
+    env = {"MBSERVE_DATABASE_URL": database_url, "MBSERVE_BROKER_URL": broker_url,
+           "MBSERVE_DATA_DIR": str(data / "data"), "MBSERVE_WORKER_CONCURRENCY": "2", **env}
+    port = free_port()
+    api = start(["mbserve.cli", "serve", "--no-worker", "--port", str(port)], env, data / "api.log")
+    worker = start(["mbserve.cli", "worker", "--loglevel", "INFO"], env, data / "worker.log")
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_http(f"{url}/readyz", api, data / "api.log")
+        yield {"url": url, "api": api, "worker": worker, "data": data}
+    finally:
+        stop(api)
+        stop(worker)

@@ -108,3 +108,23 @@ def test_a_job_the_broker_did_not_take_is_left_for_the_reconciler(settings, make
         jobs.dispatch(down, session, [job_id])  # logs, does not raise
     row = job_row(settings, job_id)
     assert row.status == "queued" and row.dispatched_at is None
+
+
+def test_an_exception_in_the_core_fails_the_job_and_the_next_job_runs(settings, make_job, monkeypatch):
+    """A crash inside the solve (not a numerical failure the core reports itself) fails that job
+    with code internal_error and its reason; the same process then runs the next job."""
+    import multibody
+    real = multibody.simulate
+
+    def crash(doc, **kwargs):
+        raise FloatingPointError("overflow encountered in the solver")
+    crashing, following = make_job(), make_job()
+    monkeypatch.setattr(multibody, "simulate", crash)
+    assert execute(settings, crashing) == "failed"
+    row = job_row(settings, crashing)
+    assert row.status == "failed" and row.error["code"] == "internal_error"
+    assert row.error["message"] == "FloatingPointError: overflow encountered in the solver"
+    with get_sessionmaker(settings.database)() as session:
+        assert session.get(Result, crashing) is None
+    monkeypatch.setattr(multibody, "simulate", real)
+    assert execute(settings, following) == "succeeded"

@@ -99,3 +99,43 @@ def test_database_down_is_503(settings, queued):
     with TestClient(create_app(down)) as client:
         answer = client.get("/v1/jobs")
     assert answer.status_code == 503 and answer.json()["error"]["code"] == "database_unavailable"
+
+
+def test_keys_are_stored_hashed(settings):
+    import hashlib
+
+    from service.db.models import ApiKey
+    with get_sessionmaker(settings.database)() as session:
+        key = create_key(session, "carol")
+        row = session.get(ApiKey, key.split("_")[1])
+        secret = key.split("_", 2)[2]
+        assert secret not in (row.id, row.owner, row.secret_hash)
+        assert row.secret_hash == hashlib.sha256(secret.encode()).hexdigest()
+
+
+def test_serve_says_at_start_whether_it_runs_open(tmp_path, monkeypatch):
+    import uvicorn
+    from typer.testing import CliRunner
+
+    from mbserve.cli import app
+    monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: None)
+    # the command puts these in os.environ for its worker process; set here, monkeypatch undoes them after
+    monkeypatch.setenv("MBSERVE_HOST", "127.0.0.1")
+    monkeypatch.setenv("MBSERVE_DATA_DIR", str(tmp_path / "d"))
+    runner = CliRunner()
+    data = ["--data-dir", str(tmp_path / "d")]
+    loopback = runner.invoke(app, ["serve", "--no-worker", *data])
+    assert loopback.exit_code == 0, loopback.output
+    assert "open: no API key needed on loopback" in loopback.output
+    beyond = runner.invoke(app, ["serve", "--no-worker", "--host", "0.0.0.0", *data])
+    assert "API keys required" in beyond.output and "open" not in beyond.output
+
+
+def test_expression_nested_too_deeply_is_422_with_its_path(client, mini):
+    motion = {"motionType": "Custom", "joint": "object2", "level": "Position",
+              "position": "sin(" * 40 + "t" + ")" * 40}
+    answer = client.post("/v1/models", json=dict(mini, motions=[motion]))
+    assert answer.status_code == 422, answer.text
+    detail = answer.json()["error"]["detail"]
+    assert [d["path"] for d in detail] == ["motions[0].position"], detail
+    assert "nested too deeply" in detail[0]["message"]
