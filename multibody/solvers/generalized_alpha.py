@@ -19,6 +19,7 @@ from ..kernels import newton_update, predictor
 from ..outputs import SensorSet, WriteSchedule
 from ..settings import enum_name
 from .linear import Factorization, SingularMatrix
+from .redundancy import DIAGNOSE_MAX_ENTRIES
 
 
 class SolverFailure(Exception):
@@ -92,6 +93,11 @@ class Integrator:
         try:
             self.fact = Factorization(s, vals)
         except SingularMatrix as exc:
+            from .redundancy import find_redundant  # large models are checked only here, on failure
+            redundant = find_redundant(s, kin.t, q=kin.q[:-1], max_entries=DIAGNOSE_MAX_ENTRIES)
+            if redundant is not None:
+                raise SolverFailure(redundant["code"], redundant["message"], kin.t,
+                                    redundant["detail"]["items"]) from None
             raise SolverFailure("singular_matrix", "singular system matrix (redundant or conflicting constraints, "
                                 "or a body without mass)", kin.t, s.describe_unknowns(exc.columns)) from None
         self.fact_h = h
