@@ -14,9 +14,10 @@ from .api import (
     run_document,
     simulate,
     validate_document,
+    warm_up,
 )
 
 __all__ = [
     "ModelInvalid", "Problem", "Results", "SensorSeries", "SimulationCanceled", "Validation",
-    "merge_settings", "run_document", "simulate", "validate_document",
+    "merge_settings", "run_document", "simulate", "validate_document", "warm_up",
 ]

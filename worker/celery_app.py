@@ -7,6 +7,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from celery import Celery
+from celery.signals import worker_process_init
 
 from service.config import Settings, get_settings
 
@@ -46,6 +47,13 @@ def get_celery(settings: Settings) -> Celery:
     )
     app.settings = settings
     return app
+
+
+@worker_process_init.connect
+def _warm_up(**_) -> None:
+    """Each worker process loads the core's compiled kernels before its first job (~0.6 s)."""
+    import multibody
+    multibody.warm_up()
 
 
 app = get_celery(get_settings())
