@@ -39,11 +39,11 @@ def columns(var: str, n: int) -> list[str]:
     return ["time"] + [f"{var}{i}" for i in range(n)]
 
 
-def available_outputs(loaded, sensor) -> tuple[str, ...]:
+def available_outputs(loaded, i: int) -> tuple[str, ...]:
+    """The output variables sensors[i]'s item has (Exudyn's list for its type)."""
     from .items import CONSTRAINT_GROUPS, FORCE_GROUPS
     doc = loaded.document
-    i = doc.sensors.index(sensor)
-    t = sensor.sensorType
+    t = doc.sensors[i].sensorType
     if t == "Node":
         node = doc.nodes[loaded.ref("sensors", i, "nodeNumber")]
         return {"RigidBodyEP": EP_NODE_OUTPUTS, "Point": POINT_NODE_OUTPUTS,
@@ -74,7 +74,7 @@ def available_outputs(loaded, sensor) -> tuple[str, ...]:
 def check_sensor_outputs(loaded) -> list[Problem]:
     problems = []
     for i, sensor in enumerate(loaded.document.sensors):
-        avail = available_outputs(loaded, sensor)
+        avail = available_outputs(loaded, i)
         if sensor.outputVariableType not in avail:
             target = {"Node": "node", "Object": "object", "Body": "body", "Marker": "marker"}.get(sensor.sensorType, "")
             problems.append(Problem(f"sensors[{i}].outputVariableType",
