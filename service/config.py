@@ -38,6 +38,7 @@ class Settings(BaseSettings):
     max_request_bytes: int = 10_000_000
     max_items: int = 10_000  # per list of the model document
     max_sensor_rows: int = 5_000_000  # stored rows over all sensors (about steps x sensors)
+    max_result_bytes: int = 2_000_000_000  # float64 values of all sensors of one job, uncompressed
     max_expression_chars: int = 1_000
     rate_limit_per_minute: int = 600  # POST requests per key (or client) and minute
     max_list_limit: int = 200

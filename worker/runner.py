@@ -75,9 +75,15 @@ def execute(settings: Settings, job_id: str) -> str:
     error = result = None
     try:
         results = multibody.simulate(doc, progress=progress, cancel=cancel)
-        rel, head, sensors = write_results(settings.results, job_id, token, results)
-        result = Result(job_id=job_id, head=head, sensors=sensors, path=rel)
-        status, error = results.status, results.error
+        size = sum(s.data.nbytes for s in results.sensors.values())
+        if size > settings.max_result_bytes:  # the row pre-check estimates; this is the real size
+            status, error = "failed", {"code": "result_too_large", "detail": [], "message":
+                                       f"the results hold {size} bytes; the limit is {settings.max_result_bytes} "
+                                       "(MBSERVE_MAX_RESULT_BYTES): fewer sensors or a longer writePeriod"}
+        else:
+            rel, head, sensors = write_results(settings.results, job_id, token, results)
+            result = Result(job_id=job_id, head=head, sensors=sensors, path=rel)
+            status, error = results.status, results.error
     except (multibody.SimulationCanceled, SoftTimeLimitExceeded):
         if watch.lost.is_set() and not timed_out:
             return "abandoned"

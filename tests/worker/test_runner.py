@@ -72,6 +72,15 @@ def test_wall_time_limit_fails_the_job_with_code_time_limit(settings, make_job):
     assert job_row(settings, job_id).error["code"] == "time_limit"
 
 
+def test_results_over_the_size_limit_fail_the_job_and_store_nothing(settings, make_job):
+    job_id = make_job()
+    assert execute(settings.model_copy(update={"max_result_bytes": 1000}), job_id) == "failed"
+    error = job_row(settings, job_id).error
+    assert error["code"] == "result_too_large" and "MBSERVE_MAX_RESULT_BYTES" in error["message"]
+    with get_sessionmaker(settings.database)() as session:
+        assert session.get(Result, job_id) is None
+
+
 def test_progress_is_reported_while_running(settings, make_job):
     job_id = make_job(overrides=long_running())
     seen = []
