@@ -251,10 +251,11 @@ def _cross_dot(a, b, c):
 
 
 @jit
-def joint_rows(rot, pos, vel, omega, Jpos, Jrot, m0, m1, R0, R1, kinds, ri, rj, velocity_level):
-    """(g (n,R), C (n,R,14)) of frame-joint rows (as frame_joint.constraint_row, per row): kinds 0 "t",
-    1 "tg", 2 "r" with axis indices ri (and rj for "r")."""
-    n, nr = m0.shape[0], kinds.shape[0]
+def joint_rows(rot, pos, vel, omega, Jpos, Jrot, m0, m1, R0, R1, kinds, ri, rj, nrows, velocity_level):
+    """(g (n,R), C (n,R,14)) of frame-joint rows (as frame_joint.constraint_row, per row): per joint k its
+    first nrows[k] rows of kinds[k] (0 "t", 1 "tg", 2 "r") with axis indices ri[k] (and rj[k] for "r");
+    rows past nrows[k] (joints of several types in one table) are left unset."""
+    n, nr = m0.shape[0], kinds.shape[1]
     g = np.empty((n, nr))
     C = np.empty((n, nr, 14))  # every row kind writes all 14 columns
     A0 = np.empty((3, 3))
@@ -273,17 +274,17 @@ def joint_rows(rot, pos, vel, omega, Jpos, Jrot, m0, m1, R0, R1, kinds, ri, rj, 
             dp[i] = pos[q_, i] - pos[p, i]
             dv[i] = vel[q_, i] - vel[p, i]
         w0, w1 = omega[p], omega[q_]
-        for r in range(nr):
-            kind = kinds[r]
+        for r in range(nrows[k]):
+            kind = kinds[k, r]
             if kind == 1:
-                c = ri[r]
+                c = ri[k, r]
                 for j in range(7):
                     C[k, r, j] = -Jpos[p, c, j]
                     C[k, r, 7 + j] = Jpos[q_, c, j]
                 g[k, r] = dv[c] if velocity_level else dp[c]
             elif kind == 0:
                 for i in range(3):
-                    a[i] = A0[i, ri[r]]
+                    a[i] = A0[i, ri[k, r]]
                 w[0] = a[1] * dp[2] - a[2] * dp[1]
                 w[1] = a[2] * dp[0] - a[0] * dp[2]
                 w[2] = a[0] * dp[1] - a[1] * dp[0]
@@ -297,8 +298,8 @@ def joint_rows(rot, pos, vel, omega, Jpos, Jrot, m0, m1, R0, R1, kinds, ri, rj, 
                     g[k, r] = a[0] * dp[0] + a[1] * dp[1] + a[2] * dp[2]
             else:
                 for i in range(3):
-                    a[i] = A0[i, ri[r]]
-                    b[i] = A1[i, rj[r]]
+                    a[i] = A0[i, ri[k, r]]
+                    b[i] = A1[i, rj[k, r]]
                 w[0] = a[1] * b[2] - a[2] * b[1]
                 w[1] = a[2] * b[0] - a[0] * b[2]
                 w[2] = a[0] * b[1] - a[1] * b[0]
@@ -417,6 +418,48 @@ def ep_normalization(theta, theta_t, frame, velocity_level):
         for i in range(4):
             C[k, 0, 3 + i] = 2.0 * th[i]
     return g, C
+
+
+@jit
+def residual_standard(a, lam, velocity_level, theta, theta_t, fA, fGbar, pos, vel, omega, rot, Jpos, Jrot, mcols,
+                      b_frame, b_cols, b_mass, b_com, b_inertia, l_markers, l_vec, l_weight, l_torque,
+                      s_m0, s_m1, s_k, s_d, s_L0, s_fa, s_voff, s_active, e_frame, e_cols, e_ae,
+                      j_m0, j_m1, j_R0, j_R1, j_kinds, j_ri, j_rj, j_nrows, j_cols, j_ae, j_active,
+                      rq, rg, eg, eC, jg, jC):
+    """The residual [M a - f + C_qᵀ λ; g] of a model with only the common item types (System.residual,
+    one call instead of one per stage): the same kernels in the same order of summation as the
+    per-group path, so the results are identical. Writes r_q, r_g, g and C of the EP normalization,
+    g and C of all frame joints in one padded table into the given arrays (boxing returned arrays
+    costs ~0.5 µs each)."""
+    n2 = a.shape[0]
+    f = np.zeros(n2)  # loads, in the order of items.loads (by type, then load)
+    for k in range(l_markers.shape[0]):
+        marker_loads(f, mcols, Jrot if l_torque[k] else Jpos, l_markers[k:k + 1], l_vec[k:k + 1],
+                     l_weight[k:k + 1])
+    f += rigid_quadratic_velocity(fA, fGbar, theta_t, b_frame, b_cols, b_mass, b_com, b_inertia, n2)
+    if s_m0.shape[0]:
+        f += spring_forces(pos, vel, Jpos, mcols, s_m0, s_m1, s_k, s_d, s_L0, s_fa, s_voff, s_active, n2)
+    rq[:] = rigid_mass_times(fA, fGbar, b_frame, b_cols, b_mass, b_com, b_inertia, a, n2) - f
+    cf = np.zeros(n2)
+    eg[:], eC[:] = ep_normalization(theta, theta_t, e_frame, velocity_level)
+    add_constraint_forces(cf, e_cols, eC, lam, e_ae)
+    jg[:], jC[:] = joint_rows(rot, pos, vel, omega, Jpos, Jrot, j_m0, j_m1, j_R0, j_R1, j_kinds, j_ri, j_rj,
+                              j_nrows, velocity_level)
+    for k in range(j_m0.shape[0]):  # add_constraint_forces over each joint's own rows
+        for c in range(14):
+            col = j_cols[k, c]
+            if col < n2:
+                s = 0.0
+                for r in range(j_nrows[k]):
+                    s += jC[k, r, c] * lam[j_ae[k, r]]
+                cf[col] += s
+    rq += cf
+    rg[:] = 0.0
+    for k in range(e_frame.shape[0]):
+        rg[e_ae[k, 0]] = eg[k, 0]
+    for k in range(j_m0.shape[0]):  # inactive joints: λ = 0 through the (λ, λ) diagonal
+        for r in range(j_nrows[k]):
+            rg[j_ae[k, r]] = jg[k, r] if j_active[k] else lam[j_ae[k, r]]
 
 
 @jit

@@ -23,8 +23,10 @@ from . import rotations as R
 from . import schema as S
 from .items import CONSTRAINT_GROUPS, FORCE_GROUPS
 from .items.bodies import EPNormalization, MassPoints, RigidBodies
+from .items.frame_joint import FrameJointGroup
 from .items.loads import Loads
 from .items.motion_constraints import Motions
+from .items.spring_damper import SpringDampers
 
 
 @dataclass
@@ -146,8 +148,52 @@ class System:
             for k, obj in enumerate(getattr(g, "objects", [])):
                 self.object_group[obj] = (g, k)
         self._pattern()
+        self.standard = self._standard_arrays()
 
     # ------------------------------------------------------------------------ compile helpers
+    def _standard_arrays(self) -> tuple | None:
+        """The model's arrays for kernels.residual_standard when all its items are of the common
+        types it covers (rigid bodies, EP normalization, frame joints, spring-dampers, global
+        force/torque/mass-proportional loads), else None (the per-group path)."""
+        joints = [g for g in self.constraints if isinstance(g, FrameJointGroup)]
+        lg = self.loads.groups
+        if self.mass_points.size or any(not isinstance(g, SpringDampers) for g in self.forces) \
+                or len(joints) + (self.ep_constraints.size > 0) != len(self.constraints) \
+                or any(t not in ("ForceVector", "TorqueVector", "MassProportional") or fixed.any()
+                       for t, (_, _, _, fixed) in lg.items()):
+            return None
+        b, e, i64 = self.bodies, self.ep_constraints, np.int64
+        loads = (np.concatenate([m for _, m, _, _ in lg.values()] or [np.zeros(0, i64)]).astype(i64),
+                 np.concatenate([v for _, _, v, _ in lg.values()] or [np.zeros((0, 3))]).reshape(-1, 3),
+                 np.concatenate([self.loads.weights[t] for t in lg] or [np.zeros(0)]),
+                 np.concatenate([np.full(len(m), t == "TorqueVector") for t, (_, m, _, _) in lg.items()]
+                                or [np.zeros(0, bool)]))
+        springs = self.forces[0] if self.forces else SpringDampers(self)
+        nr = max([len(g.rows) for g in joints], default=0)
+        self.joint_slices, k = [], 0  # (group, its joints in the table, its rows)
+        for g in joints:
+            self.joint_slices.append((g, slice(k, k + g.size), len(g.rows)))
+            k += g.size
+        self.joint_table = (k, nr)  # joints, rows per joint
+
+        def table(values, shape, dtype, padded=False):  # one array over all joints, rows padded to nr
+            out = np.zeros((k,) + shape, dtype)
+            for (g, sl, rows), x in zip(self.joint_slices, values):
+                if padded:
+                    out[sl, :rows] = x
+                else:
+                    out[sl] = x
+            return out
+        jt = (table([g.m0 for g in joints], (), i64), table([g.m1 for g in joints], (), i64),
+              table([g.R0 for g in joints], (3, 3), float), table([g.R1 for g in joints], (3, 3), float),
+              *(table([g.row_code[c] for g in joints], (nr,), i64, True) for c in range(3)),
+              table([g.row_code[3] for g in joints], (), i64), table([g.cols for g in joints], (14,), i64),
+              table([g.ae for g in joints], (nr,), i64, True), table([g.active for g in joints], (), bool))
+        # C-contiguous throughout: one compiled signature for every model (m0 is a strided view)
+        return tuple(np.ascontiguousarray(x) for x in (
+            self.mcols, b.frame, b.cols, b.mass, b.com, b.inertia, *loads, springs.m0, springs.m1, springs.k, springs.d,
+            springs.L0, springs.fa, springs.voff, springs.active, e.frame, e.cols, e.ae, *jt))
+
     def marker_frame(self, m: int) -> int:
         mk = self.loaded.document.markers[m]
         if hasattr(mk, "bodyNumber"):
@@ -218,11 +264,17 @@ class System:
         return [name for err, name in sorted(worst, reverse=True)[:3] if err > 1e-8]
 
     # ------------------------------------------------------------------------ stage: kinematics
-    def kinematics(self, t: float, q: np.ndarray, v: np.ndarray) -> Kinematics:
+    def kinematics(self, t: float, q: np.ndarray, v: np.ndarray, out: Kinematics | None = None) -> Kinematics:
+        """The kinematics at (q, v), into `out` if given (its previous contents are overwritten:
+        for a caller that holds no other reference to them)."""
         nF, nm, e = len(self.fcols), len(self.mframe), np.empty
-        kin = Kinematics(t, e(self.n2 + 1), e(self.n2 + 1), e((nF, 4)), e((nF, 4)), e((nF, 3, 3)), e((nF, 3, 4)),
-                         e((nF, 3, 4)), e((nF, 3)), e((nF, 3)), e((nF, 3)), e((nm, 3)), e((nm, 3, 3)), e((nm, 3)),
-                         e((nm, 3)), e((nm, 3, 7)), e((nm, 3, 7)))
+        if out is None:
+            kin = Kinematics(t, e(self.n2 + 1), e(self.n2 + 1), e((nF, 4)), e((nF, 4)), e((nF, 3, 3)),
+                             e((nF, 3, 4)), e((nF, 3, 4)), e((nF, 3)), e((nF, 3)), e((nF, 3)), e((nm, 3)),
+                             e((nm, 3, 3)), e((nm, 3)), e((nm, 3)), e((nm, 3, 7)), e((nm, 3, 7)))
+        else:
+            kin = out
+            kin.t, kin.a = t, None
         K.kinematics(q, v, self.fcols, self.fpos_ref, self.ftheta_ref, self.f_is_ep, self.mframe, self.mlocal,
                      self.mrot, self.mrot_identity, kin.q, kin.v, kin.theta, kin.theta_t, kin.fA, kin.fG, kin.fGbar,
                      kin.fpos, kin.fvel, kin.fomega, kin.pos, kin.rot, kin.vel, kin.omega, kin.Jpos, kin.Jrot)
@@ -240,6 +292,31 @@ class System:
         for g in self.forces:
             f += g.generalized(kin)
         return f
+
+    def residual_out(self) -> tuple | None:
+        """Arrays for `residual` to write into (one set per solver), None for the per-stage path."""
+        if self.standard is None:
+            return None
+        nj, nr = self.joint_table
+        ne = self.ep_constraints.size
+        rq, rg, eg, eC, jg, jC = np.empty(self.n2), np.empty(self.nae), np.empty((ne, 1)), np.empty((ne, 1, 7)), \
+            np.empty((nj, nr)), np.empty((nj, nr, 14))
+        ev = [(self.ep_constraints, eg, eC)] if ne else []
+        ev += [(g, jg[sl, :rows], jC[sl, :rows]) for g, sl, rows in self.joint_slices]
+        return (rq, rg, eg, eC, jg, jC), ev
+
+    def residual(self, kin: Kinematics, a: np.ndarray, lam: np.ndarray, velocity_level: bool, out=None):
+        """(constraint_values, r_q = M a - f + C_qᵀ λ, r_g). With `out` from residual_out(): one
+        compiled call (per-stage calls cost more than the work on small models) whose results
+        overwrite the previous ones in `out`; else stage by stage."""
+        if out is None:
+            ev = self.constraint_values(kin, velocity_level)
+            rq = self.mass_times(kin, a) - self.applied_forces(kin) + self.constraint_forces(ev, lam)
+            return ev, rq, self.constraint_residual(ev, lam)
+        arrays, ev = out
+        K.residual_standard(a, lam, velocity_level, kin.theta, kin.theta_t, kin.fA, kin.fGbar, kin.pos, kin.vel,
+                            kin.omega, kin.rot, kin.Jpos, kin.Jrot, *self.standard, *arrays)
+        return ev, arrays[0], arrays[1]
 
     def mass_times(self, kin: Kinematics, a: np.ndarray) -> np.ndarray:
         out = self.bodies.mass_times(kin, a)

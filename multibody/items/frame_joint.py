@@ -92,10 +92,11 @@ class FrameJointGroup:
                            float).reshape(n, 3, 3)
         self.active = np.array([doc.objects[i].activeConnector for i in self.objects], dtype=bool)
         self.rows = self.row_specs(doc)
-        kinds = {"t": 0, "tg": 1, "r": 2}  # the row specs as arrays for kernels.joint_rows
-        self.row_code = (np.array([kinds[r[0]] for r in self.rows], dtype=np.int64),
-                         np.array([r[1] for r in self.rows], dtype=np.int64),
-                         np.array([r[2] if len(r) > 2 else 0 for r in self.rows], dtype=np.int64))
+        kinds = {"t": 0, "tg": 1, "r": 2}  # the row specs as per-joint arrays for kernels.joint_rows
+        self.row_code = tuple(np.tile(np.array(code, dtype=np.int64).reshape(1, -1), (n, 1)) for code in
+                              ([kinds[r[0]] for r in self.rows], [r[1] for r in self.rows],
+                               [r[2] if len(r) > 2 else 0 for r in self.rows]))
+        self.row_code += (np.full(n, len(self.rows), dtype=np.int64),)
         self.row_levels = np.zeros(len(self.rows), dtype=int)
         self.ae = system.allocate_ae(n * len(self.rows)).reshape(n, len(self.rows))
         self.cols = np.concatenate([system.mcols[self.m0], system.mcols[self.m1]], axis=1) if n \

@@ -67,16 +67,16 @@ class Integrator:
         self.iterations = 0
         self.jacobians = 0
         self._last_poll = -np.inf  # the first step polls: a job canceled while queued stops at once
+        # reused by every residual: each one's kinematics and values are consumed (Newton, Jacobian,
+        # sensors) before the next
+        self.kin, self.residual_out = None, system.residual_out()
 
     # ------------------------------------------------------------------------ residual
     def residual(self, t, q, v, a, lam):
         s = self.s
-        kin = s.kinematics(t, q, v)
+        kin = self.kin = s.kinematics(t, q, v, self.kin)
         kin.a = a
-        ev = s.constraint_values(kin, self.m.index2)
-        rq = s.mass_times(kin, a) - s.applied_forces(kin) + s.constraint_forces(ev, lam)
-        rg = s.constraint_residual(ev, lam)
-        return kin, ev, rq, rg
+        return (kin, *s.residual(kin, a, lam, self.m.index2, self.residual_out))
 
     def level_factors(self, h):
         m = self.m
@@ -105,13 +105,15 @@ class Integrator:
 
     # ------------------------------------------------------------------------ one step
     def step(self, t, h, q, v, a, abar, lam0_shape):
-        """Newton for the step t -> t+h; returns (q, v, a, abar, lam, iterations) or None if
-        Newton failed (the caller halves the step)."""
+        """Newton for the step t -> t+h; returns (q, v, a, abar, lam, iterations, kinematics of the
+        converged iterate) or None if Newton failed (the caller halves the step)."""
         m, nt = self.m, self.newton
         bh2 = m.beta * h * h
         t1 = t + h
         qs, vs, ahat = predictor(q, v, a, abar, h, m.beta, m.gamma, m.alpha_m, m.alpha_f, m.newmark)
         modified = nt["useModifiedNewton"]
+        rhs = np.empty(self.s.n)  # [h²β r_q; r_g], filled per iteration
+        rhs_q, rhs_g = rhs[:len(q)], rhs[len(q):]
         # Exudyn's Newton (CSolverBase::Newton): r0 is the predictor's residual, replaced by the
         # first iterate's when that is larger (a reused Jacobian may overshoot once); contraction
         # is judged from the second iterate on; a diverging step restarts from the predictor
@@ -123,7 +125,7 @@ class Integrator:
             lam = np.zeros(lam0_shape)
             qn, vn = qs.copy(), vs.copy()
             kin, ev, rq, rg = self.residual(t1, qn, vn, an, lam)
-            r0 = float(np.sqrt(rq @ rq + rg @ rg))
+            r0 = math.sqrt(rq @ rq + rg @ rg)
             if not math.isfinite(r0):
                 return None
             if r0 <= nt["absoluteTolerance"]:
@@ -134,13 +136,15 @@ class Integrator:
             full = restarted or not modified
             diverged = False
             while True:
-                dx = self.fact.solve(np.concatenate([bh2 * rq, rg]))
+                np.multiply(rq, bh2, out=rhs_q)
+                rhs_g[:] = rg
+                dx = self.fact.solve(rhs)
                 newton_update(qn, vn, an, lam, dx, m.gamma / (m.beta * h), m.c * bh2, bh2)
                 it += 1
                 since_jac += 1
                 self.iterations += 1
                 kin, ev, rq, rg = self.residual(t1, qn, vn, an, lam)
-                rn = float(np.sqrt(rq @ rq + rg @ rg))
+                rn = math.sqrt(rq @ rq + rg @ rg)
                 if not math.isfinite(rn):
                     diverged = True
                     break
@@ -151,7 +155,7 @@ class Integrator:
                         extra -= 1
                     else:
                         abar_n = an.copy() if m.newmark else ahat + m.c * an
-                        return qn, vn, an, abar_n, lam, it
+                        return qn, vn, an, abar_n, lam, it, kin
                 if it >= nt["maxIterations"]:
                     break
                 contraction = rn / r_prev if it >= 2 else 0.0
@@ -258,7 +262,7 @@ def solve_dynamic(loaded, progress=None, cancel=None) -> Results:
                 h = hh * ti["adaptiveStepDecrease"]
                 good_steps = 0
                 continue
-            q, v, a, abar, lam, its = out
+            q, v, a, abar, lam, its, kin = out
             t = t + hh if adaptive else t0 + (step_index + 1) * h_nominal
             step_index += 1
             n_steps += 1
@@ -269,7 +273,8 @@ def solve_dynamic(loaded, progress=None, cancel=None) -> Results:
                     good_steps = 0
             last = (t_end - t <= 1e-10 * max(1.0, abs(t_end))) if adaptive else step_index == steps
             if writer.due(t) or last:
-                sensors.record(t, system.kinematics(t, q, v), a, lam)
+                kin.t = t  # the iterate's kinematics are those of (q, v); only the time may differ by round-off
+                sensors.record(t, kin, a, lam)
             if not np.isfinite(q).all():
                 raise SolverFailure("not_finite", f"the solution became NaN or infinite at t = {t:.6g}", t)
             integ.poll(t, t0, t_end)
