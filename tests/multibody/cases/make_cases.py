@@ -314,7 +314,6 @@ def build_prismatic_on_rotating_body(case):
     omega = np.array([0, 0, w0])
     # body A: plate rotating about global z through origin, COM at origin
     mA = 3.0
-    JA = InertiaCuboid(density=1000, sideLengths=[1.0, 0.1, 0.06])
     nA = ep_node(mbs, [0, 0, 0], np.eye(3), omega=omega, name="nodeA")
     oA = mbs.AddObject(ObjectRigidBody(nodeNumber=nA, mass=mA, inertia=[0.3, 0.3, 0.25, 0, 0, 0], name="bodyA"))
     mGr = mbs.AddMarker(MarkerBodyRigid(bodyNumber=oG, localPosition=[0, 0, 0], name="mGroundRev"))
@@ -342,7 +341,6 @@ def build_prismatic_on_rotating_body(case):
     case.mbs, case.SC = mbs, SC
     case.ss = settings(1.0, 500, 0.01)
     case.solve = {"type": "Dynamic", "solverType": "GeneralizedAlpha"}
-    Jz = 0.25 + 0.004
     case.description = ("Body A (EP, m=3, Jzz=0.25) spins on a JointRevoluteZ to ground with omega_z=2 (EP rates "
                         "1/4 G^T omega); body B (m=0.5) slides on a JointPrismaticX whose marker 0 is on A "
                         "(localHT: rotation Rz(30deg), translation [0,0.05,0.1]); B starts at s=0.2 co-rotating "
@@ -423,7 +421,7 @@ def build_slanted_axis_constant_force(case):
     mG = mbs.AddMarker(MarkerBodyRigid(bodyNumber=oG, localHT=HT(Rj, [0.5, -0.5, 0.2]), name="mGround"))
     mB = mbs.AddMarker(MarkerBodyRigid(bodyNumber=oB, localHT=HT(Rj, [0, 0, 0]), name="mBody"))
     oJ = mbs.AddObject(ObjectJointPrismaticX(markerNumbers=[mG, mB], name="slider"))
-    lF = mbs.AddLoad(LoadForceVector(markerNumber=mB, loadVector=F.tolist(), name="force"))
+    mbs.AddLoad(LoadForceVector(markerNumber=mB, loadVector=F.tolist(), name="force"))
     mbs.Assemble()
     add_sensors(case, mbs, "Node", n, ["Position", "Displacement", "Velocity", "Acceleration"], "node")
     add_sensors(case, mbs, "Object", oJ, ["DisplacementLocal", "VelocityLocal", "ForceLocal", "TorqueLocal",
@@ -731,12 +729,12 @@ def build_static_spring_5steps(case):
 def build_coordinate_items(case):
     SC = exu.SystemContainer()
     mbs = SC.AddSystem()
-    oG = mbs.AddObject(ObjectGround(name="ground"))
+    mbs.AddObject(ObjectGround(name="ground"))
     nGr = mbs.AddNode(NodePointGround(referenceCoordinates=[0, 0, 0], name="groundNode"))
     nP = mbs.AddNode(NodePoint(referenceCoordinates=[0, 0, 0], initialCoordinates=[0.05, -0.02, 0], name="point"))
-    oP = mbs.AddObject(ObjectMassPoint(nodeNumber=nP, mass=0.7, name="massPoint"))
+    mbs.AddObject(ObjectMassPoint(nodeNumber=nP, mass=0.7, name="massPoint"))
     nE = ep_node(mbs, [1.0, 0, 0], RotXYZ2RotationMatrix([0.1, 0, 0.2]), omega=[0.5, 0.2, -0.3], name="epNode")
-    oE = mbs.AddObject(ObjectRigidBody(nodeNumber=nE, mass=1.3, inertia=[0.02, 0.03, 0.04, 0.001, 0, 0.002],
+    mbs.AddObject(ObjectRigidBody(nodeNumber=nE, mass=1.3, inertia=[0.02, 0.03, 0.04, 0.001, 0, 0.002],
                                        name="body"))
     mGx = mbs.AddMarker(MarkerNodeCoordinate(nodeNumber=nGr, coordinate=0, name="mGround0"))
     mPx = mbs.AddMarker(MarkerNodeCoordinate(nodeNumber=nP, coordinate=0, name="mPointX"))
@@ -747,7 +745,7 @@ def build_coordinate_items(case):
     mGz = mbs.AddMarker(MarkerNodeCoordinate(nodeNumber=nGr, coordinate=2, name="mGround2"))
     oCSD = mbs.AddObject(ObjectConnectorCoordinateSpringDamper(markerNumbers=[mGx, mPx], stiffness=30.0, damping=0.3,
                                                                offset=0.01, name="coordSpring"))
-    oCSD2 = mbs.AddObject(ObjectConnectorCoordinateSpringDamper(markerNumbers=[mGz, mPz], stiffness=20.0, damping=0.0,
+    mbs.AddObject(ObjectConnectorCoordinateSpringDamper(markerNumbers=[mGz, mPz], stiffness=20.0, damping=0.0,
                                                                 offset=0.0, name="coordSpringZ"))
     oCC = mbs.AddObject(ObjectConnectorCoordinate(markerNumbers=[mPy, mEy], factor1=2.0, offset=0.02,
                                                   name="coordConstraint"))
