@@ -4,30 +4,18 @@ import httpx
 import pytest
 
 from tests.conftest import EXAMPLES, example
-from tests.support import (check_like_in_process, free_port, kill_busiest_descendant, lasting, long_running,
-                           start, stop, wait_http, wait_job)
+from tests.support import check_like_in_process, kill_busiest_descendant, lasting, long_running, wait_job
+from tests.worker.conftest import distributed
 
 CASES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "model.json").exists())
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory, postgres_url, redis_url):
-    data = tmp_path_factory.mktemp("distributed")
-    env = {"MBSERVE_DATABASE_URL": postgres_url, "MBSERVE_BROKER_URL": redis_url,
-           "MBSERVE_DATA_DIR": str(data / "data"), "MBSERVE_LEASE_SECONDS": "4",
-           "MBSERVE_RECONCILE_SECONDS": "1", "MBSERVE_REQUEUE_AFTER_SECONDS": "10",
-           "MBSERVE_PROGRESS_SECONDS": "0.2", "MBSERVE_WORKER_CONCURRENCY": "2"}
-    port = free_port()
-    api = start(["mbserve.cli", "serve", "--no-worker", "--port", str(port)], env, data / "api.log")
-    workers = start(["mbserve.cli", "worker", "--loglevel", "INFO"], env, data / "worker.log")
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_http(f"{url}/readyz", api, data / "api.log")
-        yield {"url": url, "worker": workers, "env": env, "data": data}
-    finally:
-        stop(api)
-        stop(workers)
-
+    with distributed(tmp_path_factory.mktemp("distributed"), postgres_url, redis_url, MBSERVE_LEASE_SECONDS="4",
+                     MBSERVE_RECONCILE_SECONDS="1", MBSERVE_REQUEUE_AFTER_SECONDS="10",
+                     MBSERVE_PROGRESS_SECONDS="0.2") as c:
+        yield c
 
 @pytest.fixture
 def client(cluster):
