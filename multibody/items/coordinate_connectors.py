@@ -33,6 +33,11 @@ class _CoordinatePair:
         """Δq, Δq̇ per item."""
         return kin.q[self.cols[:, 1]] - kin.q[self.cols[:, 0]], kin.v[self.cols[:, 1]] - kin.v[self.cols[:, 0]]
 
+    def relative_output(self, kin, k: int, var: str):
+        """Displacement / Velocity: the raw Δq, Δq̇ (no factor, no offset, as Exudyn reports them)."""
+        dq, dv = self.relative(kin)
+        return [dq[k]] if var == "Displacement" else [dv[k]]
+
 
 class CoordinateSpringDampers(_CoordinatePair):
     OBJECT_TYPE = "ConnectorCoordinateSpringDamper"
@@ -60,15 +65,12 @@ class CoordinateSpringDampers(_CoordinatePair):
         return self.k[:, None, None] * block * act, self.d[:, None, None] * block * act
 
     def output(self, kin, k: int, var: str):
-        dq, dv = self.relative(kin)
-        if var == "Displacement":
-            return [dq[k]]
-        if var == "Velocity":
-            return [dv[k]]
+        if var in ("Displacement", "Velocity"):
+            return self.relative_output(kin, k, var)
         if var == "Force":
             return [self.force(kin)[k]]
         if var == "PotentialEnergy":
-            return [0.5 * self.k[k] * (dq[k] - self.offset[k]) ** 2]
+            return [0.5 * self.k[k] * (self.relative(kin)[0][k] - self.offset[k]) ** 2]
         raise KeyError(var)
 
 
@@ -98,11 +100,8 @@ class CoordinateConstraints(_CoordinatePair):
         return self.equation(kin, velocity_level)[:, None], C
 
     def output(self, kin, k: int, var: str, lam: np.ndarray, motion_force: float):
-        dq, dv = self.relative(kin)
-        if var == "Displacement":
-            return [dq[k]]
-        if var == "Velocity":
-            return [dv[k]]
+        if var in ("Displacement", "Velocity"):
+            return self.relative_output(kin, k, var)
         if var == "Force":
             return lam.copy()
         if var == "ConstraintEquation":
