@@ -2,10 +2,13 @@
 written during a solve (Exudyn's write-period rule)."""
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from .api import Problem, SensorSeries
-from .rotations import cross, tait_bryan_xyz
+from .output_kernels import empty_rows, row_bytes, row_kinematics
+from .rotations import cross, ep_rotation, matvec, tait_bryan_xyz
 
 EP_NODE_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration", "Coordinates", "Coordinates_t",
                    "Coordinates_tt", "CoordinatesTotal", "RotationMatrix", "Rotation", "AngularVelocity",
@@ -83,23 +86,56 @@ def check_sensor_outputs(loaded) -> list[Problem]:
     return problems
 
 
+CHUNK_ROWS = 256  # rows evaluated together
+CHUNK_BYTES = 4 << 20  # bound on a chunk's states and kinematics: large models evaluate fewer rows at once
+BODY_TYPES = ("RigidBody", "MassPoint", "Ground")  # objects whose sensors are body sensors
+
+
 class SensorSet:
-    """Evaluates every sensor of a model on a solver state and keeps the written rows."""
+    """Keeps the solver states of the written rows and evaluates every sensor on a chunk of rows
+    at once (their kinematics in one compiled call, then one numpy expression per sensor): a
+    Python evaluation per sensor and row cost more than the solve of small models."""
 
     def __init__(self, system):
         self.system = system
         self.loaded = system.loaded
-        self.rows: list[list[np.ndarray]] = [[] for _ in self.loaded.document.sensors]
+        sensors = self.loaded.document.sensors
+        self.outputs = [self.output_function(i, sensor) for i, sensor in enumerate(sensors)]
+        self.blocks: list[list[np.ndarray]] = [[] for _ in sensors]  # per sensor: evaluated chunks [t, value]
+        markers = any(self.reads_markers(i, sensor) for i, sensor in enumerate(sensors))
+        n2, nae = system.n2, system.nae
+        rows = max(1, min(CHUNK_ROWS, CHUNK_BYTES // (8 * (1 + 3 * n2 + nae) + row_bytes(system, markers))))
+        self.t, self.lam = np.empty(rows), np.empty((rows, nae))
+        self.q, self.v, self.a = np.empty((rows, n2)), np.empty((rows, n2)), np.empty((rows, n2))
+        self.count = 0  # rows kept, not yet evaluated
+        self.kin = empty_rows(system, rows, markers)  # reused: filling fresh arrays (page faults) costs more
 
-    def record(self, t: float, kin, a: np.ndarray, lam: np.ndarray, lam_sign: float = 1.0) -> None:
-        for i, sensor in enumerate(self.loaded.document.sensors):
-            value = np.atleast_1d(np.asarray(self.value(i, sensor, kin, a, lam_sign * lam), float))
-            self.rows[i].append(np.concatenate([[t], value]))
+    def record(self, t: float, q: np.ndarray, v: np.ndarray, a: np.ndarray, lam: np.ndarray,
+               lam_sign: float = 1.0) -> None:
+        """Keep a written row's state (a copy: solvers reuse their arrays)."""
+        k = self.count
+        self.t[k], self.q[k], self.v[k], self.a[k] = t, q, v, a
+        np.multiply(lam, lam_sign, out=self.lam[k])
+        self.count += 1
+        if self.count == len(self.t):
+            self.evaluate_rows()
+
+    def evaluate_rows(self) -> None:
+        """Append every sensor's values on the kept rows to its blocks, and empty the buffers."""
+        n, self.count = self.count, 0
+        if not n or not self.outputs:
+            return
+        t = self.t[:n]
+        kin = row_kinematics(self.system, t, self.q[:n], self.v[:n], self.a[:n], out=self.kin)
+        values = [np.asarray(output(kin, self.lam[:n]), float).reshape(n, -1) for output in self.outputs]
+        for value, blocks in zip(values, self.blocks):  # matrices row by row, after the time
+            blocks.append(np.concatenate([t[:, None], value], axis=1))
 
     def series(self) -> dict[str, SensorSeries]:
+        self.evaluate_rows()
         out = {}
         for i, sensor in enumerate(self.loaded.document.sensors):
-            data = np.array(self.rows[i]) if self.rows[i] else np.zeros((0, 1))
+            data = np.concatenate(self.blocks[i]) if self.blocks[i] else np.zeros((0, 1))
             var = sensor.outputVariableType
             name_var = LOAD_COLUMNS[self.loaded.document.loads[self.loaded.ref("sensors", i, "loadNumber")].loadType] \
                 if sensor.sensorType == "Load" else var
@@ -115,78 +151,90 @@ class SensorSet:
                 return self.loaded.names[kind][self.loaded.ref("sensors", i, key)]
         return None
 
+    def reads_markers(self, i: int, sensor) -> bool:
+        """Node, Body and Load sensors (and Object sensors of bodies) read frames only."""
+        if sensor.sensorType == "Object":
+            obj = self.loaded.ref("sensors", i, "objectNumber")
+            return self.loaded.document.objects[obj].objectType not in BODY_TYPES
+        return sensor.sensorType in ("Marker", "Motion")
+
     # ------------------------------------------------------------------------ values
-    def value(self, i: int, sensor, kin, a: np.ndarray, lam: np.ndarray):
+    # Every output takes the kinematics of a chunk of rows (leading axis: rows) and λ (rows, nae).
+    def output_function(self, i: int, sensor):
+        """(kin, lam) -> sensors[i]'s values on the rows; its item and indices resolved here, once."""
         s, loaded, var = self.system, self.loaded, sensor.outputVariableType
         t = sensor.sensorType
+        ref = partial(loaded.ref, "sensors", i)
         if t == "Node":
-            return self.node_output(loaded.ref("sensors", i, "nodeNumber"), var, kin, a)
-        if t == "Body" or (t == "Object" and loaded.document.objects[loaded.ref("sensors", i, "objectNumber")]
-                           .objectType in ("RigidBody", "MassPoint", "Ground")):
-            obj = loaded.ref("sensors", i, "bodyNumber" if t == "Body" else "objectNumber")
+            node = ref("nodeNumber")
+            return lambda kin, lam: self.node_output(node, var, kin)
+        if t == "Body" or (t == "Object" and loaded.document.objects[ref("objectNumber")].objectType in BODY_TYPES):
+            obj = ref("bodyNumber" if t == "Body" else "objectNumber")
+            if loaded.document.objects[obj].objectType == "Ground":
+                f, coords = s.frame_of_ground[obj], slice(0, 0)
+            else:
+                node = loaded.ref("objects", obj, "nodeNumber")
+                off = s.node_offset[node]
+                f, coords = s.frame_of_node[node], slice(off, off + s.node_ncoords[node])
             local = np.array(sensor.localPosition if t == "Body" else [0.0, 0.0, 0.0])
-            return self.body_output(obj, local, var, kin, a)
+            return lambda kin, lam: self.body_output(f, coords, local, var, kin)
         if t == "Object":
-            obj = loaded.ref("sensors", i, "objectNumber")
+            obj = ref("objectNumber")
             group, k = s.object_group[obj]
             if hasattr(group, "ae"):
-                return group.output(kin, k, var, lam[group.ae[k]], s.motions.joint_force(obj, lam))
-            return group.output(kin, k, var)
+                ae = group.ae[k]
+                return lambda kin, lam: group.output(kin, k, var, lam[:, ae], s.motions.joint_force(obj, lam))
+            return lambda kin, lam: group.output(kin, k, var)
         if t == "Marker":
-            return self.marker_output(loaded.ref("sensors", i, "markerNumber"), var, kin)
+            marker = ref("markerNumber")
+            return lambda kin, lam: self.marker_output(marker, var, kin)
         if t == "Load":
-            load = loaded.ref("sensors", i, "loadNumber")
+            load = ref("loadNumber")
             load_type = loaded.document.loads[load].loadType
             idx = list(s.loads.groups[load_type][0]).index(load)
-            return s.loads.groups[load_type][2][idx]  # as given: Exudyn does not rotate body-fixed ones
-        return s.motions.output(loaded.ref("sensors", i, "motionNumber"), var, kin, a, lam)
+            value = s.loads.groups[load_type][2][idx]  # as given: Exudyn does not rotate body-fixed ones
+            return lambda kin, lam: np.broadcast_to(value, kin.t.shape + value.shape)
+        motion = ref("motionNumber")
+        return lambda kin, lam: s.motions.output(motion, var, kin, lam)
 
-    def node_output(self, node: int, var: str, kin, a: np.ndarray):
+    def node_output(self, node: int, var: str, kin):
         s = self.system
         off, n = s.node_offset[node], s.node_ncoords[node]
-        q, v = kin.q[off:off + n], kin.v[off:off + n]
-        acc = a[off:off + n]
+        q, v, acc = kin.q[:, off:off + n], kin.v[:, off:off + n], kin.a[:, off:off + n]
         f = s.frame_of_node[node]
         table = {
-            "Position": lambda: kin.fpos[f], "Displacement": lambda: q[:3] if n else np.zeros(3),
-            "Velocity": lambda: kin.fvel[f],
-            "Acceleration": lambda: acc[:3], "Coordinates": lambda: q, "Coordinates_t": lambda: v,
+            "Position": lambda: kin.fpos[:, f], "Displacement": lambda: q[:, :3] if n else np.zeros((len(q), 3)),
+            "Velocity": lambda: kin.fvel[:, f],
+            "Acceleration": lambda: acc[:, :3], "Coordinates": lambda: q, "Coordinates_t": lambda: v,
             "Coordinates_tt": lambda: acc, "CoordinatesTotal": lambda: s.q_ref[off:off + n] + q,
-            "RotationMatrix": lambda: kin.fA[f].ravel(), "Rotation": lambda: tait_bryan_xyz(kin.fA[f]),
-            "AngularVelocity": lambda: kin.fomega[f],
-            "AngularVelocityLocal": lambda: kin.fGbar[f] @ kin.theta_t[f],
-            "AngularAcceleration": lambda: kin.fG[f] @ acc[3:],
-            "AngularAccelerationLocal": lambda: kin.fGbar[f] @ acc[3:],
+            "RotationMatrix": lambda: kin.fA[:, f], "Rotation": lambda: tait_bryan_xyz(kin.fA[:, f]),
+            "AngularVelocity": lambda: kin.fomega[:, f],
+            "AngularVelocityLocal": lambda: matvec(kin.fGbar[:, f], kin.theta_t[:, f]),
+            "AngularAcceleration": lambda: matvec(kin.fG[:, f], acc[:, 3:]),
+            "AngularAccelerationLocal": lambda: matvec(kin.fGbar[:, f], acc[:, 3:]),
         }
         return table[var]()
 
-    def body_output(self, obj: int, local: np.ndarray, var: str, kin, a: np.ndarray):
+    def body_output(self, f: int, coords: slice, local: np.ndarray, var: str, kin):
+        """A point at `local` on the body of frame f, whose node has the coordinates `coords`
+        (none for a ground)."""
         s = self.system
-        body = self.loaded.document.objects[obj]
-        if body.objectType == "Ground":
-            f = s.frame_of_ground[obj]
-            acc = np.zeros(7)
-            ref_pos = kin.fpos[f] + kin.fA[f] @ local
-        else:
-            node = self.loaded.ref("objects", obj, "nodeNumber")
-            f = s.frame_of_node[node]
-            off, n = s.node_offset[node], s.node_ncoords[node]
-            acc = np.zeros(7)
-            acc[:n] = a[off:off + n]
-            ref_pos = s.fpos_ref[f] + _ep_matrix(s.ftheta_ref[f]) @ local
-        A = kin.fA[f]
-        wbar = kin.fGbar[f] @ kin.theta_t[f]
-        alpha_bar = kin.fGbar[f] @ acc[3:]
-        r = A @ local
+        acc = np.zeros(kin.t.shape + (7,))
+        acc[:, :coords.stop - coords.start] = kin.a[:, coords]
+        A = kin.fA[:, f]
+        wbar = matvec(kin.fGbar[:, f], kin.theta_t[:, f])
+        alpha_bar = matvec(kin.fGbar[:, f], acc[:, 3:])
+        r = matvec(A, local)
         table = {
-            "Position": lambda: kin.fpos[f] + r,
-            "Displacement": lambda: kin.fpos[f] + r - ref_pos,
-            "Velocity": lambda: kin.fvel[f] + A @ cross(wbar, local),
-            "VelocityLocal": lambda: A.T @ (kin.fvel[f] + A @ cross(wbar, local)),
-            "Acceleration": lambda: acc[:3] + A @ (cross(alpha_bar, local) + cross(wbar, cross(wbar, local))),
-            "RotationMatrix": lambda: A.ravel(), "Rotation": lambda: tait_bryan_xyz(A),
-            "AngularVelocity": lambda: kin.fomega[f], "AngularVelocityLocal": lambda: wbar,
-            "AngularAcceleration": lambda: kin.fG[f] @ acc[3:], "AngularAccelerationLocal": lambda: alpha_bar,
+            "Position": lambda: kin.fpos[:, f] + r,
+            "Displacement": lambda: kin.fpos[:, f] + r - (s.fpos_ref[f] + ep_rotation(s.ftheta_ref[f]) @ local),
+            "Velocity": lambda: kin.fvel[:, f] + matvec(A, cross(wbar, local)),
+            "VelocityLocal": lambda: matvec(A.swapaxes(-1, -2), kin.fvel[:, f] + matvec(A, cross(wbar, local))),
+            "Acceleration": lambda: acc[:, :3] + matvec(A, cross(alpha_bar, local) + cross(wbar, cross(wbar, local))),
+            "RotationMatrix": lambda: A, "Rotation": lambda: tait_bryan_xyz(A),
+            "AngularVelocity": lambda: kin.fomega[:, f], "AngularVelocityLocal": lambda: wbar,
+            "AngularAcceleration": lambda: matvec(kin.fG[:, f], acc[:, 3:]),
+            "AngularAccelerationLocal": lambda: alpha_bar,
         }
         return table[var]()
 
@@ -194,17 +242,13 @@ class SensorSet:
         s = self.system
         if self.loaded.document.markers[m].markerType == "NodeCoordinate":
             c = s.mcoord[m]  # the dummy slot (0) on a ground node
-            return [kin.q[c]] if var == "Coordinates" else [kin.v[c]]
-        rot = kin.rot[m]
-        table = {"Position": lambda: kin.pos[m], "Velocity": lambda: kin.vel[m],
-                 "RotationMatrix": lambda: rot.ravel(), "Rotation": lambda: tait_bryan_xyz(rot),
-                 "AngularVelocity": lambda: kin.omega[m], "AngularVelocityLocal": lambda: rot.T @ kin.omega[m]}
+            return kin.q[:, c] if var == "Coordinates" else kin.v[:, c]
+        rot = kin.rot[:, m]
+        table = {"Position": lambda: kin.pos[:, m], "Velocity": lambda: kin.vel[:, m],
+                 "RotationMatrix": lambda: rot, "Rotation": lambda: tait_bryan_xyz(rot),
+                 "AngularVelocity": lambda: kin.omega[:, m],
+                 "AngularVelocityLocal": lambda: matvec(rot.swapaxes(-1, -2), kin.omega[:, m])}
         return table[var]()
-
-
-def _ep_matrix(theta: np.ndarray) -> np.ndarray:
-    from .rotations import ep_rotation
-    return ep_rotation(theta[None])[0]
 
 
 class WriteSchedule:

@@ -1,4 +1,4 @@
-"""Rotation kinematics, vectorized over a leading axis (n, ...), as Exudyn evaluates it.
+"""Rotation kinematics, vectorized over any leading axes (items, rows), as Exudyn evaluates it.
 
 Euler parameters θ = [θ0, θ1, θ2, θ3] (θ0 scalar) are used unnormalized, like Exudyn does.
 """
@@ -8,7 +8,7 @@ import numpy as np
 
 
 def skew(v: np.ndarray) -> np.ndarray:
-    """(n,3) -> (n,3,3) with skew(a) b = a x b."""
+    """(...,3) -> (...,3,3) with skew(a) b = a x b."""
     s = np.zeros(v.shape[:-1] + (3, 3))
     s[..., 0, 1], s[..., 0, 2] = -v[..., 2], v[..., 1]
     s[..., 1, 0], s[..., 1, 2] = v[..., 2], -v[..., 0]
@@ -17,7 +17,7 @@ def skew(v: np.ndarray) -> np.ndarray:
 
 
 def ep_rotation(t: np.ndarray) -> np.ndarray:
-    """A(θ) = I + 2 θ0 θ̃v + 2 θ̃v θ̃v, (n,4) -> (n,3,3)."""
+    """A(θ) = I + 2 θ0 θ̃v + 2 θ̃v θ̃v, (...,4) -> (...,3,3)."""
     t0, t1, t2, t3 = t[..., 0], t[..., 1], t[..., 2], t[..., 3]
     a = np.empty(t.shape[:-1] + (3, 3))
     a[..., 0, 0] = 1 - 2 * (t2 * t2 + t3 * t3)
@@ -52,7 +52,7 @@ def rotation_to_ep(r: np.ndarray) -> np.ndarray:
 
 
 def tait_bryan_xyz(r: np.ndarray) -> np.ndarray:
-    """Exudyn's RotationMatrix2RotXYZ, R = Rx(φ0) Ry(φ1) Rz(φ2), (n,3,3) -> (n,3)."""
+    """Exudyn's RotationMatrix2RotXYZ, R = Rx(φ0) Ry(φ1) Rz(φ2), (...,3,3) -> (...,3)."""
     phi1 = np.arctan2(r[..., 0, 2], np.sqrt(r[..., 1, 2] ** 2 + r[..., 2, 2] ** 2))
     regular = np.sqrt(r[..., 1, 2] ** 2 + r[..., 2, 2] ** 2) > 1e-14
     phi0 = np.where(regular, np.arctan2(-r[..., 1, 2], r[..., 2, 2]), 0.0)
@@ -69,3 +69,9 @@ def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     out[..., 1] = a2 * b0 - a0 * b2
     out[..., 2] = a0 * b1 - a1 * b0
     return out
+
+
+def matvec(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """a x over leading axes, (...,m,n),(...,n) -> (...,m); through np.matmul, so one matrix
+    gets the same round-off as a @ x."""
+    return (a @ x[..., None])[..., 0]

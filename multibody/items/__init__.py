@@ -2,7 +2,8 @@
 
 Each group handles all items of its type at once (vectorized). Constraint groups provide
 `evaluate(kin, velocity_level) -> (g, C)` with index arrays `ae`, `cols`, `active`; force
-groups provide `generalized(kin)` and `jacobian_values(kin)`; both provide `output(...)`.
+groups provide `generalized(kin)` and `jacobian_values(kin)`; both provide `output(kin, k, var, ...)`,
+a sensor's values over the rows of a chunk (kin: their kinematics, with a leading row axis).
 A constraint type's `groups(system)` compiles its items into one group, or one per distinct row set.
 """
 from .coordinate_connectors import CoordinateConstraints, CoordinateSpringDampers

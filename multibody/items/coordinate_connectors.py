@@ -30,13 +30,15 @@ class _CoordinatePair:
         return np.array([getattr(o, name) for o in self.items], float)
 
     def relative(self, kin):
-        """Δq, Δq̇ per item."""
-        return kin.q[self.cols[:, 1]] - kin.q[self.cols[:, 0]], kin.v[self.cols[:, 1]] - kin.v[self.cols[:, 0]]
+        """Δq, Δq̇ per item, over any leading axes of the kinematics (one state, or sensor rows)."""
+        c0, c1 = self.cols[:, 0], self.cols[:, 1]
+        return kin.q[..., c1] - kin.q[..., c0], kin.v[..., c1] - kin.v[..., c0]
 
     def relative_output(self, kin, k: int, var: str):
-        """Displacement / Velocity: the raw Δq, Δq̇ (no factor, no offset, as Exudyn reports them)."""
+        """Displacement / Velocity over sensor rows: the raw Δq, Δq̇ (no factor, no offset, as
+        Exudyn reports them)."""
         dq, dv = self.relative(kin)
-        return [dq[k]] if var == "Displacement" else [dv[k]]
+        return dq[:, k] if var == "Displacement" else dv[:, k]
 
 
 class CoordinateSpringDampers(_CoordinatePair):
@@ -68,9 +70,9 @@ class CoordinateSpringDampers(_CoordinatePair):
         if var in ("Displacement", "Velocity"):
             return self.relative_output(kin, k, var)
         if var == "Force":
-            return [self.force(kin)[k]]
+            return self.force(kin)[:, k]
         if var == "PotentialEnergy":
-            return [0.5 * self.k[k] * (self.relative(kin)[0][k] - self.offset[k]) ** 2]
+            return 0.5 * self.k[k] * (self.relative(kin)[0][:, k] - self.offset[k]) ** 2
         raise KeyError(var)
 
 
@@ -90,8 +92,8 @@ class CoordinateConstraints(_CoordinatePair):
         self.ae = system.allocate_ae(self.size).reshape(self.size, 1)
 
     def equation(self, kin, velocity_level: bool) -> np.ndarray:
-        q0, q1 = kin.q[self.cols[:, 0]], kin.q[self.cols[:, 1]]
-        v0, v1 = kin.v[self.cols[:, 0]], kin.v[self.cols[:, 1]]
+        q0, q1 = kin.q[..., self.cols[:, 0]], kin.q[..., self.cols[:, 1]]
+        v0, v1 = kin.v[..., self.cols[:, 0]], kin.v[..., self.cols[:, 1]]
         vel = self.factor * v1 - v0 - np.where(self.velocity_level, self.offset, 0.0)
         return np.where(velocity_level | self.velocity_level, vel, self.factor * q1 - q0 - self.offset)
 
@@ -99,11 +101,12 @@ class CoordinateConstraints(_CoordinatePair):
         C = np.stack([-np.ones(self.size), self.factor], axis=1)[:, None, :]
         return self.equation(kin, velocity_level)[:, None], C
 
-    def output(self, kin, k: int, var: str, lam: np.ndarray, motion_force: float):
+    def output(self, kin, k: int, var: str, lam: np.ndarray, motion_force: np.ndarray):
+        """Over sensor rows: lam (rows, 1) this connector's multiplier."""
         if var in ("Displacement", "Velocity"):
             return self.relative_output(kin, k, var)
         if var == "Force":
-            return lam.copy()
+            return lam
         if var == "ConstraintEquation":
-            return [self.equation(kin, False)[k]]
+            return self.equation(kin, False)[:, k]
         raise KeyError(var)

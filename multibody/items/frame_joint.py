@@ -13,55 +13,55 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernels as K
-from ..rotations import cross, tait_bryan_xyz
+from ..rotations import cross, matvec, tait_bryan_xyz
 
 ROT_OUTPUTS = ("Position", "Velocity", "DisplacementLocal", "VelocityLocal", "Rotation", "AngularVelocityLocal",
                "ForceLocal", "TorqueLocal", "HomogeneousTransformation", "HomogeneousTransformationLocal")
 
 
 class JointFrames:
-    """Joint frames J0/J1 (marker frame times rotationMarker0/1) and relative motion."""
+    """Joint frames J0/J1 (marker frame times rotationMarker0/1) and relative motion, over any
+    leading axes of the kinematics (one state, or the rows of sensors)."""
 
     def __init__(self, kin, m0, m1, R0, R1):
-        self.A0 = kin.rot[m0] @ R0
-        self.A1 = kin.rot[m1] @ R1
-        self.p0, self.p1 = kin.pos[m0], kin.pos[m1]
+        self.A0 = kin.rot[..., m0, :, :] @ R0
+        self.A1 = kin.rot[..., m1, :, :] @ R1
+        self.p0, self.p1 = kin.pos[..., m0, :], kin.pos[..., m1, :]
         self.dp = self.p1 - self.p0
-        self.dv = kin.vel[m1] - kin.vel[m0]
-        self.w0, self.w1 = kin.omega[m0], kin.omega[m1]
-        self.J0, self.J1 = kin.Jpos[m0], kin.Jpos[m1]
-        self.G0, self.G1 = kin.Jrot[m0], kin.Jrot[m1]
+        self.dv = kin.vel[..., m1, :] - kin.vel[..., m0, :]
+        self.w0, self.w1 = kin.omega[..., m0, :], kin.omega[..., m1, :]
+        self.J0, self.J1 = kin.Jpos[..., m0, :, :], kin.Jpos[..., m1, :, :]
+        self.G0, self.G1 = kin.Jrot[..., m0, :, :], kin.Jrot[..., m1, :, :]
 
 
 def _dot(a, b):
-    return np.einsum("ni,ni->n", a, b)
+    return np.einsum("...i,...i->...", a, b)
 
 
 def _rowvec(a, J):
-    """aᵀ J per item: (n,3),(n,3,7) -> (n,7)."""
-    return np.einsum("ni,nij->nj", a, J)
+    """aᵀ J per item: (...,3),(...,3,7) -> (...,7)."""
+    return np.einsum("...i,...ij->...j", a, J)
 
 
 def constraint_row(fr: JointFrames, spec: tuple, velocity_level: bool):
-    """(g (n,), C (n,14)) of one row kind for all joints."""
+    """(g (...,), C (...,14)) of one row kind for all joints."""
     kind = spec[0]
-    n = len(fr.dp)
-    C = np.zeros((n, 14))
+    C = np.zeros(fr.dp.shape[:-1] + (14,))
     if kind == "tg":
         k = spec[1]
-        C[:, :7] = -fr.J0[:, k, :]
-        C[:, 7:] = fr.J1[:, k, :]
-        g = fr.dv[:, k] if velocity_level else fr.dp[:, k]
+        C[..., :7] = -fr.J0[..., k, :]
+        C[..., 7:] = fr.J1[..., k, :]
+        g = fr.dv[..., k] if velocity_level else fr.dp[..., k]
     elif kind == "t":
-        a = fr.A0[:, :, spec[1]]
-        C[:, :7] = -_rowvec(a, fr.J0) + _rowvec(cross(a, fr.dp), fr.G0)
-        C[:, 7:] = _rowvec(a, fr.J1)
+        a = fr.A0[..., spec[1]]
+        C[..., :7] = -_rowvec(a, fr.J0) + _rowvec(cross(a, fr.dp), fr.G0)
+        C[..., 7:] = _rowvec(a, fr.J1)
         g = _dot(a, fr.dv) + _dot(cross(fr.w0, a), fr.dp) if velocity_level else _dot(a, fr.dp)
     else:
-        a, b = fr.A0[:, :, spec[1]], fr.A1[:, :, spec[2]]
+        a, b = fr.A0[..., spec[1]], fr.A1[..., spec[2]]
         w = cross(a, b)
-        C[:, :7] = _rowvec(w, fr.G0)
-        C[:, 7:] = -_rowvec(w, fr.G1)
+        C[..., :7] = _rowvec(w, fr.G0)
+        C[..., 7:] = -_rowvec(w, fr.G1)
         g = _dot(cross(fr.w0, a), b) + _dot(a, cross(fr.w1, b)) if velocity_level else _dot(a, b)
     return g, C
 
@@ -110,30 +110,38 @@ class FrameJointGroup:
                             self.R0, self.R1, *self.row_code, velocity_level)
 
     # ---------------------------------------------------------------- output variables
+    # kin: the kinematics of sensor rows (leading axis: rows)
+    def joint_frame(self, kin, k: int, marker: int) -> np.ndarray:
+        """J0 (marker 0) or J1 (marker 1) of joint k: (rows,3,3)."""
+        m, R = (self.m0[k], self.R0[k]) if marker == 0 else (self.m1[k], self.R1[k])
+        return kin.rot[:, m] @ R
+
     def frame_output(self, kin, k: int, var: str):
         """The kinematic outputs shared by JointPrismaticX, JointRevoluteZ and JointGeneric."""
         m0, m1 = self.m0[k], self.m1[k]
         if var == "Position":
-            return kin.pos[m0]
+            return kin.pos[:, m0]
         if var == "Velocity":
-            return kin.vel[m0]
-        A0T = (kin.rot[m0] @ self.R0[k]).T
+            return kin.vel[:, m0]
+        A0 = self.joint_frame(kin, k, 0)
+        A0T = A0.swapaxes(-1, -2)
         if var == "DisplacementLocal":
-            return A0T @ (kin.pos[m1] - kin.pos[m0])
+            return matvec(A0T, kin.pos[:, m1] - kin.pos[:, m0])
         if var == "VelocityLocal":
-            return A0T @ (kin.vel[m1] - kin.vel[m0])
+            return matvec(A0T, kin.vel[:, m1] - kin.vel[:, m0])
         if var == "Rotation":
-            return tait_bryan_xyz(A0T @ (kin.rot[m1] @ self.R1[k]))
+            return tait_bryan_xyz(A0T @ self.joint_frame(kin, k, 1))
         if var == "AngularVelocityLocal":
-            return A0T @ (kin.omega[m1] - kin.omega[m0])
+            return matvec(A0T, kin.omega[:, m1] - kin.omega[:, m0])
         if var == "HomogeneousTransformation":
-            return _ht(A0T.T, kin.pos[m0])
+            return _ht(A0, kin.pos[:, m0])
         if var == "HomogeneousTransformationLocal":
-            return _ht(A0T @ (kin.rot[m1] @ self.R1[k]), A0T @ (kin.pos[m1] - kin.pos[m0]))
+            return _ht(A0T @ self.joint_frame(kin, k, 1), matvec(A0T, kin.pos[:, m1] - kin.pos[:, m0]))
         raise KeyError(var)
 
 
 def _ht(rot, pos) -> np.ndarray:
-    h = np.eye(4)
-    h[:3, :3], h[:3, 3] = rot, pos
-    return h.ravel()
+    """(...,4,4) homogeneous transformations."""
+    h = np.zeros(rot.shape[:-2] + (4, 4))
+    h[..., :3, :3], h[..., :3, 3], h[..., 3, 3] = rot, pos, 1.0
+    return h

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..rotations import matvec
 from .frame_joint import ROT_OUTPUTS, FrameJointGroup
 
 
@@ -61,9 +62,9 @@ class _MaskedJoint(FrameJointGroup):
         return super().evaluate(kin, velocity_level)
 
     def full(self, lam: np.ndarray) -> np.ndarray:
-        """The multipliers of one joint in Exudyn's slots (0 for free axes)."""
-        out = np.zeros(len(self.mask))
-        out[list(self.slots)] = lam
+        """The multipliers of one joint (rows, its rows) in Exudyn's slots (0 for free axes)."""
+        out = np.zeros(lam.shape[:-1] + (len(self.mask),))
+        out[..., list(self.slots)] = lam
         return out
 
 
@@ -75,9 +76,9 @@ class JointSpherical(_MaskedJoint):
     def mask_rows(mask):
         return tuple(("tg", k) for k in range(3) if mask[k]), tuple(k for k in range(3) if mask[k])
 
-    def output(self, kin, k: int, var: str, lam: np.ndarray, motion_force: float):
+    def output(self, kin, k: int, var: str, lam: np.ndarray, motion_force: np.ndarray):
         if var == "Displacement":
-            return kin.pos[self.m1[k]] - kin.pos[self.m0[k]]
+            return kin.pos[:, self.m1[k]] - kin.pos[:, self.m0[k]]
         if var == "Force":
             return self.full(lam)
         return self.frame_output(kin, k, var)
@@ -88,12 +89,12 @@ class JointGeneric(_MaskedJoint):
     OUTPUTS = ROT_OUTPUTS
     mask_rows = staticmethod(_generic_rows)
 
-    def output(self, kin, k: int, var: str, lam: np.ndarray, motion_force: float):
+    def output(self, kin, k: int, var: str, lam: np.ndarray, motion_force: np.ndarray):
         if var == "ForceLocal":
-            force = self.full(lam)[:3]
+            force = self.full(lam)[:, :3]
             if all(self.mask[:3]):
-                force = (kin.rot[self.m0[k]] @ self.R0[k]).T @ force
+                force = matvec(self.joint_frame(kin, k, 0).swapaxes(-1, -2), force)
             return force
         if var == "TorqueLocal":
-            return self.full(lam)[3:]
+            return self.full(lam)[:, 3:]
         return self.frame_output(kin, k, var)

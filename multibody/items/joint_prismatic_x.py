@@ -16,9 +16,10 @@ class JointPrismaticX(FrameJointGroup):
     OUTPUTS = ROT_OUTPUTS
     FREE_AXIS = ("t", 0)  # the coordinate a motion prescribes: x0ᵀΔp
 
-    def output(self, kin, k: int, var: str, lam: np.ndarray, motion_force: float):
+    def output(self, kin, k: int, var: str, lam: np.ndarray, motion_force: np.ndarray):
+        """Over sensor rows: lam (rows, 5) this joint's multipliers, motion_force (rows,)."""
         if var == "ForceLocal":
-            return np.array([motion_force, lam[0], lam[1]])
+            return np.stack([motion_force, lam[:, 0], lam[:, 1]], axis=-1)
         if var == "TorqueLocal":
-            return lam[2:5].copy()
+            return lam[:, 2:5]
         return self.frame_output(kin, k, var)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..rotations import matvec
 from .frame_joint import ROT_OUTPUTS, FrameJointGroup
 
 
@@ -16,10 +17,10 @@ class JointRevoluteZ(FrameJointGroup):
     OUTPUTS = ROT_OUTPUTS
     FREE_AXIS = ("angle", 2)
 
-    def output(self, kin, k: int, var: str, lam: np.ndarray, motion_force: float):
+    def output(self, kin, k: int, var: str, lam: np.ndarray, motion_force: np.ndarray):
+        """Over sensor rows: lam (rows, 5) this joint's multipliers, motion_force (rows,)."""
         if var == "ForceLocal":
-            A0 = kin.rot[self.m0[k]] @ self.R0[k]
-            return A0.T @ lam[0:3]
+            return matvec(self.joint_frame(kin, k, 0).swapaxes(-1, -2), lam[:, 0:3])
         if var == "TorqueLocal":
-            return np.array([lam[3], lam[4], motion_force])
+            return np.stack([lam[:, 3], lam[:, 4], motion_force], axis=-1)
         return self.frame_output(kin, k, var)

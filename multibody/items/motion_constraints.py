@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-
+from ..output_kernels import row_kinematics
 from .frame_joint import JointFrames, constraint_row
 
 LEVELS = {"Position": 0, "Velocity": 1, "Acceleration": 2}
@@ -43,18 +43,22 @@ class Motions:
             else np.zeros((0, 14), int)
         self.by_joint = {j: r for r, j in enumerate(self.joints)}
         self.by_motion = {k: r for r, k in enumerate(self.index)}
+        self.free = {k: _SingleJoint(system, joint) for k, (law, joint) in enumerate(system.loaded.motions)
+                     if law.is_free}  # their joint coordinates, for sensors
 
     # ------------------------------------------------------------------ joint coordinate
+    # kin: the kinematics of one state (solver) or of sensor rows (leading axis: rows)
     def coordinate(self, kin):
-        """(q_j, u_j, C) of every motion's joint: sliding or angle, its rate, its Jacobian (n,14)."""
+        """(q_j, u_j, C) of every motion's joint: sliding or angle, its rate, its Jacobian (...,n,14)."""
         fr = JointFrames(kin, self.m0, self.m1, self.R0, self.R1)
         qj, C = constraint_row(fr, ("t", 0), False)
         uj, _ = constraint_row(fr, ("t", 0), True)
         if self.revolute.any():
-            x0, y0, z0, x1 = fr.A0[:, :, 0], fr.A0[:, :, 1], fr.A0[:, :, 2], fr.A1[:, :, 0]
-            angle = np.arctan2(np.einsum("ni,ni->n", y0, x1), np.einsum("ni,ni->n", x0, x1))
-            rate = np.einsum("ni,ni->n", z0, fr.w1 - fr.w0)
-            Cr = np.concatenate([-np.einsum("ni,nij->nj", z0, fr.G0), np.einsum("ni,nij->nj", z0, fr.G1)], axis=1)
+            x0, y0, z0, x1 = fr.A0[..., 0], fr.A0[..., 1], fr.A0[..., 2], fr.A1[..., 0]
+            angle = np.arctan2(np.einsum("...i,...i->...", y0, x1), np.einsum("...i,...i->...", x0, x1))
+            rate = np.einsum("...i,...i->...", z0, fr.w1 - fr.w0)
+            Cr = np.concatenate([-np.einsum("...i,...ij->...j", z0, fr.G0), np.einsum("...i,...ij->...j", z0, fr.G1)],
+                                axis=-1)
             rev = self.revolute
             qj, uj = np.where(rev, angle, qj), np.where(rev, rate, uj)
             C = np.where(rev[:, None], Cr, C)
@@ -62,13 +66,18 @@ class Motions:
 
     def joint_acceleration(self, kin, a: np.ndarray, C: np.ndarray) -> np.ndarray:
         """u̇_j = C a + (∂u_j/∂q) v, the second term by a central difference along v."""
-        s = self.system
-        q, v = kin.q[:-1], kin.v[:-1]
-        eps = 1e-6 / max(1.0, float(np.abs(v).max(initial=0.0)))
-        up = self.coordinate(s.kinematics(kin.t, q + eps * v, v))[1]
-        um = self.coordinate(s.kinematics(kin.t, q - eps * v, v))[1]
-        ax = np.append(a, 0.0)[self.cols]
-        return np.einsum("nc,nc->n", C, ax) + (up - um) / (2 * eps)
+        q, v = kin.q[..., :-1], kin.v[..., :-1]
+        eps = 1e-6 / np.maximum(1.0, np.abs(v).max(axis=-1, initial=0.0))[..., None]
+        up = self.coordinate(self._kinematics(kin, q + eps * v, v))[1]
+        um = self.coordinate(self._kinematics(kin, q - eps * v, v))[1]
+        ax = np.concatenate([a, np.zeros(a.shape[:-1] + (1,))], axis=-1)[..., self.cols]
+        return np.einsum("...c,...c->...", C, ax) + (up - um) / (2 * eps)
+
+    def _kinematics(self, kin, q: np.ndarray, v: np.ndarray):
+        """The kinematics at (q, v) at kin's time(s), one state or rows like kin."""
+        if kin.q.ndim == 1:
+            return self.system.kinematics(kin.t, q, v)
+        return row_kinematics(self.system, kin.t, q, v)
 
     def evaluate(self, kin, velocity_level: bool):
         t = kin.t
@@ -91,36 +100,31 @@ class Motions:
                 g[r] = udot_j[r] - law.udot(t, qj[r], uj[r])
         return g[:, None], C[:, None, :]
 
-    # ------------------------------------------------------------------ solver hooks
-    def joint_force(self, joint: int, lam: np.ndarray) -> float:
+    # ------------------------------------------------------------------ sensors
+    # kin: the kinematics of sensor rows (with their accelerations a), lam (rows, nae)
+    def joint_force(self, joint: int, lam: np.ndarray) -> np.ndarray:
+        """The force of the motion on a joint (rows,), 0 without one."""
         r = self.by_joint.get(joint)
-        return 0.0 if r is None else float(lam[self.ae[r, 0]])
+        return np.zeros(len(lam)) if r is None else lam[:, self.ae[r, 0]]
 
-    def output(self, motion: int, var: str, kin, a: np.ndarray, lam: np.ndarray):
+    def output(self, motion: int, var: str, kin, lam: np.ndarray):
         r = self.by_motion.get(motion)
         if r is None:  # a Free motion: the coordinate follows the forces, no force applied
-            return self._free_output(motion, var, kin, a)
+            return self.free[motion].free_output(var, kin)
         qj, uj, C = self.coordinate(kin)
         if var == "Coordinate":
             law = self.laws[r]
             if self.revolute[r] and law.level == "Position":  # continuous angle, not wrapped
-                return [law.q(kin.t) + _wrap(qj[r] - law.q(kin.t))]
-            return [qj[r]]
+                qt = np.array([law.q(t) for t in kin.t])  # laws are scalar functions of t
+                return qt + _wrap(qj[:, r] - qt)
+            return qj[:, r]
         if var == "Coordinate_t":
-            return [uj[r]]
+            return uj[:, r]
         if var == "Coordinate_tt":
-            return [self.joint_acceleration(kin, a, C)[r]]
-        return [-lam[self.ae[r, 0]]]
+            return self.joint_acceleration(kin, kin.a, C)[:, r]
+        return -lam[:, self.ae[r, 0]]
 
-    def _free_output(self, motion: int, var: str, kin, a):
-        if var == "Force":
-            return [0.0]
-        law, joint = self.system.loaded.motions[motion]
-        tmp = _SingleJoint(self.system, joint)
-        qj, uj, C = tmp.coordinate(kin)
-        return [{"Coordinate": qj, "Coordinate_t": uj}.get(var, None)[0]] if var != "Coordinate_tt" \
-            else [tmp.joint_acceleration(kin, a, C)[0]]
-
+    # ------------------------------------------------------------------ solver hooks
     def make_consistent(self, q: np.ndarray, v: np.ndarray, t: float):
         """Project an initial state that violates position/velocity motions onto them (least
         change, all constraints kept), as Simbody's assembly does; warnings give the size."""
@@ -182,3 +186,14 @@ class _SingleJoint(Motions):
         self.R1 = np.array([doc.objects[joint].rotationMarker1], float)
         self.revolute = np.array([doc.objects[joint].objectType == "JointRevoluteZ"])
         self.cols = np.concatenate([system.mcols[self.m0], system.mcols[self.m1]], axis=1)
+
+    def free_output(self, var: str, kin):
+        """A Free motion's sensor over the rows of kin: the joint coordinate, no force."""
+        if var == "Force":
+            return np.zeros(len(kin.t))
+        qj, uj, C = self.coordinate(kin)
+        if var == "Coordinate":
+            return qj[:, 0]
+        if var == "Coordinate_t":
+            return uj[:, 0]
+        return self.joint_acceleration(kin, kin.a, C)[:, 0]

@@ -30,7 +30,8 @@ class TwoMarkerForceGroup:
         return np.array([getattr(o, name) for o in self.items], float)
 
     def relative(self, kin):
-        return kin.pos[self.m1] - kin.pos[self.m0], kin.vel[self.m1] - kin.vel[self.m0]
+        """Δp, Δv (...,n,3) over any leading axes of the kinematics (one state, or sensor rows)."""
+        return kin.pos[..., self.m1, :] - kin.pos[..., self.m0, :], kin.vel[..., self.m1, :] - kin.vel[..., self.m0, :]
 
     def d_relative(self, kin) -> np.ndarray:
         """Jd = [-J0, J1] (n,3,14): δΔp = Jd δq."""
@@ -71,34 +72,37 @@ class SpringDampers(TwoMarkerForceGroup):
         return kernels.spring_jacobians(kin.pos, kin.vel, kin.Jpos, self.m0, self.m1, self.k, self.d, self.L0,
                                         self.fa, self.voff, self.active)
 
+    # ---------------------------------------------------------------- output variables
+    # the solver's forces are kernels.spring_forces; kin: the kinematics of sensor rows
     def _geometry(self, kin):
         dp, dv = self.relative(kin)
-        L = np.linalg.norm(dp, axis=1)
-        vn = np.linalg.norm(dv, axis=1)
-        safe = np.where(L > 0, L, 1.0)[:, None]
-        e = np.where(L[:, None] > 0, dp / safe, np.where(vn[:, None] > 0, dv / np.where(vn > 0, vn, 1.0)[:, None], 0.0))
+        L = np.linalg.norm(dp, axis=-1)
+        vn = np.linalg.norm(dv, axis=-1)
+        safe = np.where(L > 0, L, 1.0)[..., None]
+        e = np.where(L[..., None] > 0, dp / safe,
+                     np.where(vn[..., None] > 0, dv / np.where(vn > 0, vn, 1.0)[..., None], 0.0))
         return dp, dv, L, e
 
     def scalar_force(self, kin):
         dp, dv, L, e = self._geometry(kin)
-        return self.k * (L - self.L0) + self.d * (np.einsum("ni,ni->n", e, dv) - self.voff) + self.fa
+        return self.k * (L - self.L0) + self.d * (np.einsum("...i,...i->...", e, dv) - self.voff) + self.fa
 
     def force(self, kin) -> np.ndarray:
         _, _, _, e = self._geometry(kin)
-        return self.scalar_force(kin)[:, None] * e
+        return self.scalar_force(kin)[..., None] * e
 
     def output(self, kin, k: int, var: str):
         dp, dv, L, e = self._geometry(kin)
         if var == "Distance":
-            return np.array([L[k]])
+            return L[:, k]
         if var == "Displacement":
-            return dp[k]
+            return dp[:, k]
         if var == "Velocity":
-            return dv[k]
+            return dv[:, k]
         if var == "Force":
-            return self.force(kin)[k] * self.active[k]
+            return self.force(kin)[:, k] * self.active[k]
         if var == "ForceLocal":
-            return np.array([self.scalar_force(kin)[k] * self.active[k]])
+            return self.scalar_force(kin)[:, k] * self.active[k]
         raise KeyError(var)
 
 
@@ -123,13 +127,14 @@ class CartesianSpringDampers(TwoMarkerForceGroup):
         return self.k[:, :, None] * eye, self.d[:, :, None] * eye
 
     def output(self, kin, k: int, var: str):
+        """Over sensor rows (kin: their kinematics)."""
         dp, dv = self.relative(kin)
         if var == "Distance":
-            return np.array([np.linalg.norm(dp[k])])
+            return np.linalg.norm(dp[:, k], axis=-1)
         if var == "Displacement":
-            return dp[k]
+            return dp[:, k]
         if var == "Velocity":
-            return dv[k]
+            return dv[:, k]
         if var == "Force":
-            return self.force(kin)[k] * self.active[k]
+            return self.force(kin)[:, k] * self.active[k]
         raise KeyError(var)

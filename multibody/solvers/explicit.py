@@ -166,7 +166,7 @@ def solve_explicit(loaded, progress=None, cancel=None) -> Results:
         h = (ti["initialStepSize"] or h_max) if automatic else h_max
         atol, rtol = ti["absoluteTolerance"], ti["relativeTolerance"]
         if writer.due(t):
-            sensors.record(t, system.kinematics(t, q, v), np.zeros(system.n2), lam)
+            sensors.record(t, q, v, np.zeros(system.n2), lam)
         warned_min = False
         while t < t_end - 1e-10:
             if accumulate:
@@ -207,7 +207,7 @@ def solve_explicit(loaded, progress=None, cancel=None) -> Results:
             if writer.due(t) or t >= t_end - 1e-10:
                 a = integ.acceleration(t, q, v) if integ.end_accelerations else a_last
                 integ.eliminate(a)
-                sensors.record(t, system.kinematics(t, q, v), a, lam)
+                sensors.record(t, q, v, a, lam)
             now = _time.perf_counter()
             if now - last_poll > 0.2:
                 last_poll = now

@@ -244,9 +244,8 @@ def solve_dynamic(loaded, progress=None, cancel=None) -> Results:
                 if not ga["storeInitialAlgebraicCoordinates"]:
                     lam = np.zeros(system.nae)
         abar = a.copy()
-        kin = system.kinematics(t, q, v)
         if writer.due(t):
-            sensors.record(t, kin, a, lam)
+            sensors.record(t, q, v, a, lam)
         adaptive = ti["adaptiveStep"]
         h = h_nominal
         good_steps = 0
@@ -262,7 +261,7 @@ def solve_dynamic(loaded, progress=None, cancel=None) -> Results:
                 h = hh * ti["adaptiveStepDecrease"]
                 good_steps = 0
                 continue
-            q, v, a, abar, lam, its, kin = out
+            q, v, a, abar, lam, its, _ = out
             t = t + hh if adaptive else t0 + (step_index + 1) * h_nominal
             step_index += 1
             n_steps += 1
@@ -273,8 +272,7 @@ def solve_dynamic(loaded, progress=None, cancel=None) -> Results:
                     good_steps = 0
             last = (t_end - t <= 1e-10 * max(1.0, abs(t_end))) if adaptive else step_index == steps
             if writer.due(t) or last:
-                kin.t = t  # the iterate's kinematics are those of (q, v); only the time may differ by round-off
-                sensors.record(t, kin, a, lam)
+                sensors.record(t, q, v, a, lam)
             if not np.isfinite(q).all():
                 raise SolverFailure("not_finite", f"the solution became NaN or infinite at t = {t:.6g}", t)
             integ.poll(t, t0, t_end)

@@ -102,7 +102,7 @@ def solve_static(loaded, progress=None, cancel=None) -> Results:
     q, v = system.q_init.copy(), system.v_init.copy()
     zero_a = np.zeros(system.n2)
     writer = WriteSchedule(start, loaded.settings["solution"]["sensors"]["writePeriod"])
-    sensors.record(start, system.kinematics(start, q, v), zero_a, np.zeros(system.nae), lam_sign=-1.0)
+    sensors.record(start, q, v, zero_a, np.zeros(system.nae), lam_sign=-1.0)
     writer.due(start)
     counts = {"iterations": 0, "jacobians": 0}
     steps, error, t = 0, None, start
@@ -129,7 +129,7 @@ def solve_static(loaded, progress=None, cancel=None) -> Results:
                 if good >= ss["adaptiveStepRecoverySteps"]:
                     h, good = min(nominal, h * ss["adaptiveStepIncrease"]), 0
                 if writer.due(t) or (k == len(targets) - 1 and t >= target):
-                    sensors.record(t, system.kinematics(t, q, v), zero_a, lam, lam_sign=-1.0)
+                    sensors.record(t, q, v, zero_a, lam, lam_sign=-1.0)
                 if cancel is not None and cancel():
                     raise SimulationCanceled()
                 if progress is not None:

@@ -1,0 +1,59 @@
+"""The kinematics of many solver states at once, for sensors: the written rows of a solve are
+evaluated a chunk at a time (outputs.SensorSet), so every output is one numpy expression over
+the rows instead of one Python evaluation per row.
+
+Numba's on-disk cache does not notice changes of `kernels.kinematics` (another file):
+after changing it, delete the cached `output_kernels.*` files (or touch this file).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .kernels import jit, kinematics
+
+ROW_ARRAYS = ("q", "v", "theta", "theta_t", "fA", "fG", "fGbar", "fpos", "fvel", "fomega", "pos", "rot", "vel",
+              "omega", "Jpos", "Jrot")  # the arrays of a Kinematics, in the order of kernels.kinematics
+
+
+@jit
+def kinematics_rows(q, v, fcols, fpos_ref, ftheta_ref, f_is_ep, mframe, mlocal, mrot, mrot_identity,
+                    qx, vx, theta, theta_t, fA, fG, fGbar, fpos, fvel, fomega, pos, rot, vel, omega, Jpos, Jrot):
+    """kernels.kinematics of every row r of q, v (R,n2) into row r of the outputs (leading axis R)."""
+    for r in range(q.shape[0]):
+        kinematics(q[r], v[r], fcols, fpos_ref, ftheta_ref, f_is_ep, mframe, mlocal, mrot, mrot_identity,
+                   qx[r], vx[r], theta[r], theta_t[r], fA[r], fG[r], fGbar[r], fpos[r], fvel[r], fomega[r],
+                   pos[r], rot[r], vel[r], omega[r], Jpos[r], Jrot[r])
+
+
+def empty_rows(system, rows: int, markers: bool = True):
+    """A Kinematics of `rows` rows for row_kinematics to fill; markers=False: frames only (no
+    marker rows), for sensors that read no marker (most of the work on large models)."""
+    from .system import Kinematics  # system imports the items, which import this module
+    nF, nm, e = len(system.fcols), len(system.mframe) if markers else 0, np.empty
+    shapes = ((system.n2 + 1,), (system.n2 + 1,), (nF, 4), (nF, 4), (nF, 3, 3), (nF, 3, 4), (nF, 3, 4), (nF, 3),
+              (nF, 3), (nF, 3), (nm, 3), (nm, 3, 3), (nm, 3), (nm, 3), (nm, 3, 7), (nm, 3, 7))
+    return Kinematics(np.zeros(rows), *(e((rows,) + shape) for shape in shapes))
+
+
+def row_bytes(system, markers: bool = True) -> int:
+    """Memory of one row of empty_rows."""
+    nF, nm = len(system.fcols), len(system.mframe) if markers else 0
+    return 8 * (2 * (system.n2 + 1) + 50 * nF + 60 * nm)
+
+
+def row_kinematics(system, t: np.ndarray, q: np.ndarray, v: np.ndarray, a: np.ndarray | None = None, out=None):
+    """System.kinematics of the rows t (R,), q, v, a (R,n2): a Kinematics whose arrays all have
+    the leading row axis R, in the first R rows of `out` (from empty_rows; their previous contents
+    are overwritten) or in new arrays."""
+    s = system
+    if out is None:
+        out = empty_rows(s, len(t))
+    kin = dataclasses.replace(out, t=t, a=a, **{name: getattr(out, name)[:len(t)] for name in ROW_ARRAYS})
+    nm = kin.pos.shape[1]
+    # contiguous inputs: one compiled signature
+    kinematics_rows(np.ascontiguousarray(q), np.ascontiguousarray(v), s.fcols, s.fpos_ref, s.ftheta_ref, s.f_is_ep,
+                    s.mframe[:nm], s.mlocal[:nm], s.mrot[:nm], s.mrot_identity[:nm],
+                    *(getattr(kin, name) for name in ROW_ARRAYS))
+    return kin
