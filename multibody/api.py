@@ -142,7 +142,10 @@ WARM_UP_MODEL = {  # one body on a slider with a spring: touches every compiled 
 
 def warm_up() -> None:
     """Load (or compile) the core's compiled kernels now, so a process's first job does not pay it."""
-    simulate(WARM_UP_MODEL)
+    from .model import load_model
+    from .solvers.generalized_alpha import solve_dynamic
+    simulate(WARM_UP_MODEL)  # small models: the compiled step loop
+    solve_dynamic(load_model(WARM_UP_MODEL), compiled=False)  # large ones: the Python loop's kernels
 
 
 def run_document(doc: Any, **kwargs) -> dict:

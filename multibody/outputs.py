@@ -120,6 +120,20 @@ class SensorSet:
         if self.count == len(self.t):
             self.evaluate_rows()
 
+    def record_rows(self, rows: np.ndarray) -> None:
+        """Keep written rows packed as [t, q, v, q̈, λ] (the compiled step loop's layout)."""
+        n2 = self.system.n2
+        while len(rows):
+            k = self.count
+            m = min(len(rows), len(self.t) - k)
+            block, rows = rows[:m], rows[m:]
+            self.t[k:k + m], self.q[k:k + m] = block[:, 0], block[:, 1:1 + n2]
+            self.v[k:k + m], self.a[k:k + m], self.lam[k:k + m] = \
+                block[:, 1 + n2:1 + 2 * n2], block[:, 1 + 2 * n2:1 + 3 * n2], block[:, 1 + 3 * n2:]
+            self.count += m
+            if self.count == len(self.t):
+                self.evaluate_rows()
+
     def evaluate_rows(self) -> None:
         """Append every sensor's values on the kept rows to its blocks, and empty the buffers."""
         n, self.count = self.count, 0

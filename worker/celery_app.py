@@ -51,7 +51,7 @@ def get_celery(settings: Settings) -> Celery:
 
 @worker_process_init.connect
 def _warm_up(**_) -> None:
-    """Each worker process loads the core's compiled kernels before its first job (~0.6 s)."""
+    """Each worker process loads the core's compiled kernels before its first job (~1 s)."""
     import multibody
     multibody.warm_up()
 

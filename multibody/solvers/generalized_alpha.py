@@ -18,6 +18,7 @@ from ..expressions import EvaluationError
 from ..kernels import newton_update, predictor
 from ..outputs import SensorSet, WriteSchedule
 from ..settings import enum_name
+from .alpha_kernel import NEWTON_FAILED, NOT_FINITE, CompiledLoop
 from .linear import Factorization, SingularMatrix
 from .redundancy import DIAGNOSE_MAX_ENTRIES
 
@@ -209,13 +210,35 @@ class Integrator:
             self.progress(min(1.0, (t - t0) / (t_end - t0)) if t_end > t0 else 1.0)
 
 
-def solve_dynamic(loaded, progress=None, cancel=None) -> Results:
+@dataclass
+class LoopState:
+    """Where the step loop stands; the compiled loop and the Python loop hand it to each other."""
+    t: float
+    h: float
+    step_index: int = 0
+    n_steps: int = 0
+    good_steps: int = 0
+
+
+def newton_failure(system, t, h, q, v) -> SolverFailure:
+    return SolverFailure("newton_not_converged", f"Newton did not converge at t = {t + h:.6g} (step size {h:.3g})",
+                         t + h, system.newton_culprits(q, v))
+
+
+def not_finite(t) -> SolverFailure:
+    return SolverFailure("not_finite", f"the solution became NaN or infinite at t = {t:.6g}", t)
+
+
+def solve_dynamic(loaded, progress=None, cancel=None, compiled=True) -> Results:
+    """The time loop. `compiled`: models alpha_kernel.CompiledLoop covers step in one compiled call
+    (the same arithmetic; False keeps the Python loop, for tests that compare the two)."""
     system = loaded.system
     settings = loaded.settings
     ti = settings["timeIntegration"]
     solver_type = loaded.document.solve.solverType
     method = Method.from_settings(ti, solver_type)
     integ = Integrator(system, method, ti["newton"], cancel=cancel, progress=progress)
+    loop = CompiledLoop(system, method, ti) if compiled and CompiledLoop.eligible(system) else None
     sensors = SensorSet(system)
     warnings = list(loaded.warnings)
     t0, t_end = float(ti["startTime"]), float(ti["endTime"])
@@ -224,9 +247,8 @@ def solve_dynamic(loaded, progress=None, cancel=None) -> Results:
     writer = WriteSchedule(t0, settings["solution"]["sensors"]["writePeriod"])
     started = _time.perf_counter()
     q, v = system.q_init.copy(), system.v_init.copy()
-    t = t0
+    state = LoopState(t0, h_nominal)
     error = None
-    n_steps = 0
     lam = np.zeros(system.nae)
     a = np.zeros(system.n2)
     try:
@@ -234,7 +256,8 @@ def solve_dynamic(loaded, progress=None, cancel=None) -> Results:
         warnings += corrections
         ga = ti["generalizedAlpha"]
         if ga["computeInitialAccelerations"]:
-            init = integ.initial_accelerations(t, q, v, system.nae)
+            init = (loop.initial_accelerations(q, v) if loop is not None
+                    else integ.initial_accelerations(t0, q, v, system.nae))
             if init is None:
                 warnings.append({"code": "SingularInitialAccelerations", "item": None,
                                  "message": "the initial-acceleration system is singular; starting from zero "
@@ -244,45 +267,51 @@ def solve_dynamic(loaded, progress=None, cancel=None) -> Results:
                 if not ga["storeInitialAlgebraicCoordinates"]:
                     lam = np.zeros(system.nae)
         abar = a.copy()
-        if writer.due(t):
-            sensors.record(t, q, v, a, lam)
+        if writer.due(t0):
+            sensors.record(t0, q, v, a, lam)
+        if loop is not None:
+            code, failed_h = loop.solve(state, writer, q, v, a, abar, lam, sensors, integ)
+            if code == NEWTON_FAILED:
+                raise newton_failure(system, state.t, failed_h, q, v)
+            if code == NOT_FINITE:
+                raise not_finite(state.t)
+            # DONE ends the loop below at once; HAND_BACK lets it redo the step with its diagnostics
         adaptive = ti["adaptiveStep"]
-        h = h_nominal
-        good_steps = 0
         min_step = ti["minimumStepSize"]
-        step_index = 0
-        while t_end - t > 1e-10 * max(1.0, abs(t_end)) if adaptive else step_index < steps:
+        end_tol = 1e-10 * max(1.0, abs(t_end))
+        while t_end - state.t > end_tol if adaptive else state.step_index < steps:
+            t, h = state.t, state.h
             hh = h if not adaptive else min(h, t_end - t) if t + h > t_end else h
             out = integ.step(t, hh, q, v, a, abar, system.nae)
             if out is None:
                 if not adaptive or hh * ti["adaptiveStepDecrease"] < min_step:
-                    raise SolverFailure("newton_not_converged", f"Newton did not converge at t = {t + hh:.6g} "
-                                        f"(step size {hh:.3g})", t + hh, system.newton_culprits(q, v))
-                h = hh * ti["adaptiveStepDecrease"]
-                good_steps = 0
+                    raise newton_failure(system, t, hh, q, v)
+                state.h = hh * ti["adaptiveStepDecrease"]
+                state.good_steps = 0
                 continue
             q, v, a, abar, lam, its, _ = out
-            t = t + hh if adaptive else t0 + (step_index + 1) * h_nominal
-            step_index += 1
-            n_steps += 1
-            if adaptive and h < h_nominal:
-                good_steps = good_steps + 1 if its <= ti["adaptiveStepRecoveryIterations"] else 0
-                if good_steps >= ti["adaptiveStepRecoverySteps"]:
-                    h = min(h_nominal, h * ti["adaptiveStepIncrease"])
-                    good_steps = 0
-            last = (t_end - t <= 1e-10 * max(1.0, abs(t_end))) if adaptive else step_index == steps
+            t = state.t = t + hh if adaptive else t0 + (state.step_index + 1) * h_nominal
+            state.step_index += 1
+            state.n_steps += 1
+            if adaptive and state.h < h_nominal:
+                state.good_steps = state.good_steps + 1 if its <= ti["adaptiveStepRecoveryIterations"] else 0
+                if state.good_steps >= ti["adaptiveStepRecoverySteps"]:
+                    state.h = min(h_nominal, state.h * ti["adaptiveStepIncrease"])
+                    state.good_steps = 0
+            last = (t_end - t <= end_tol) if adaptive else state.step_index == steps
             if writer.due(t) or last:
                 sensors.record(t, q, v, a, lam)
             if not np.isfinite(q).all():
-                raise SolverFailure("not_finite", f"the solution became NaN or infinite at t = {t:.6g}", t)
+                raise not_finite(t)
             integ.poll(t, t0, t_end)
     except SolverFailure as exc:
         error = {"code": exc.code, "message": str(exc), "detail": {"time": exc.t, "items": exc.items}}
     except EvaluationError as exc:
-        error = {"code": "motion_evaluation", "message": f"a motion could not be evaluated near t = {t:.6g}: {exc}",
-                 "detail": {"time": t, "items": []}}
+        error = {"code": "motion_evaluation",
+                 "message": f"a motion could not be evaluated near t = {state.t:.6g}: {exc}",
+                 "detail": {"time": state.t, "items": []}}
     seconds = _time.perf_counter() - started
-    solver = {"type": "Dynamic", "solverType": enum_name(solver_type), "steps": n_steps,
+    solver = {"type": "Dynamic", "solverType": enum_name(solver_type), "steps": state.n_steps,
               "newtonIterations": integ.iterations, "jacobians": integ.jacobians, "solveSeconds": seconds}
     return Results(status="failed" if error else "succeeded", warnings=warnings, solver=solver,
                    sensors=sensors.series(), error=error)

@@ -1,0 +1,421 @@
+"""The generalized-α time loop as one compiled call, for models the fused residual covers
+(kernels.residual_standard) with a Newton matrix small enough for a dense LU.
+
+On small models the Python step loop costs far more than the arithmetic (a numba call with the
+model's ~50 arrays costs ~8 µs to dispatch, the residual itself ~1 µs), so here predictor,
+residuals, Newton matrix, LU, Newton iterations, step-size control and the sensor write rule
+run in one call over many steps. It mirrors `Integrator.step` and the loop of `solve_dynamic`
+line by line (tests/multibody/test_compiled_loop.py runs both on the same models); anything
+unusual (a singular matrix, a non-finite update) hands the state back to the Python loop, which
+owns the diagnostics.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from ..kernels import jit, kinematics, newton_update, residual_standard, rigid_mass_matrices, spring_jacobians
+
+# return codes of run_steps
+DONE, PAUSED, NEWTON_FAILED, NOT_FINITE, HAND_BACK = 0, 1, 2, 3, 4
+# layout of the float and int state arrays shared with the caller
+T, H, WRITE_NEXT, FACT_H, FAIL_H = range(5)
+STEP_INDEX, N_STEPS, GOOD_STEPS, ITERATIONS, JACOBIANS, HAS_FACT, ROWS = range(7)
+
+
+@jit
+def _buffers(kin_tables, std, n2, nae):
+    """The arrays kinematics (kb) and residual_standard (rb) write into."""
+    nF, nm = kin_tables[0].shape[0], kin_tables[4].shape[0]
+    e = np.empty
+    kb = (e(n2 + 1), e(n2 + 1), e((nF, 4)), e((nF, 4)), e((nF, 3, 3)), e((nF, 3, 4)), e((nF, 3, 4)), e((nF, 3)),
+          e((nF, 3)), e((nF, 3)), e((nm, 3)), e((nm, 3, 3)), e((nm, 3)), e((nm, 3)), e((nm, 3, 7)), e((nm, 3, 7)))
+    nj, nr, ne = std[21].shape[0], std[25].shape[1], std[18].shape[0]
+    rb = (e(n2), e(nae), e((ne, 1)), e((ne, 1, 7)), e((nj, nr)), e((nj, nr, 14)))
+    return kb, rb
+
+
+@jit
+def _residual(q, v, a, lam, velocity_level, kin_tables, std, kb, rb):
+    kinematics(q, v, *kin_tables, *kb)
+    _, _, theta, theta_t, fA, _, fGbar, _, _, _, pos, rot, vel, omega, Jpos, Jrot = kb
+    residual_standard(a, lam, velocity_level, theta, theta_t, fA, fGbar, pos, vel, omega, rot, Jpos, Jrot,
+                      *std, *rb)
+    rq, rg = rb[0], rb[1]
+    s = 0.0
+    for i in range(rq.shape[0]):
+        s += rq[i] * rq[i]
+    s2 = 0.0
+    for i in range(rg.shape[0]):
+        s2 += rg[i] * rg[i]
+    return math.sqrt(s + s2)
+
+
+@jit
+def _assemble(A, std, kb, rb, mass_factor, k_factor, d_factor, level_factor):
+    """J̃ = mass_factor·M − k_factor·∂f/∂q − d_factor·∂f/∂v, C_qᵀ, level_factor·C_q and the (λ, λ)
+    diagonal of inactive joints, summed in the order of System.newton_matrix_values."""
+    (mcols, b_frame, b_cols, b_mass, b_com, b_inertia, _, _, _, _, s_m0, s_m1, s_k, s_d, s_L0, s_fa, s_voff,
+     s_active, _, e_cols, e_ae, j_m0, _, _, _, _, _, _, j_nrows, j_cols, j_ae, j_active) = std
+    fA, fGbar, pos, vel, Jpos = kb[4], kb[6], kb[10], kb[12], kb[14]
+    eC, jC = rb[3], rb[5]
+    n2 = A.shape[0] - rb[1].shape[0]
+    A[:] = 0.0
+    M = rigid_mass_matrices(fA, fGbar, b_frame, b_mass, b_com, b_inertia)
+    for k in range(b_frame.shape[0]):
+        for i in range(7):
+            r = b_cols[k, i]
+            if r >= n2:
+                continue
+            for j in range(7):
+                c = b_cols[k, j]
+                if c < n2:
+                    A[r, c] += M[k, i, j] * mass_factor
+    if s_m0.shape[0]:
+        dq, dv = spring_jacobians(pos, vel, Jpos, s_m0, s_m1, s_k, s_d, s_L0, s_fa, s_voff, s_active)
+        for k in range(s_m0.shape[0]):
+            for i in range(14):
+                r = mcols[s_m0[k], i] if i < 7 else mcols[s_m1[k], i - 7]
+                if r >= n2:
+                    continue
+                for j in range(14):
+                    c = mcols[s_m0[k], j] if j < 7 else mcols[s_m1[k], j - 7]
+                    if c < n2:
+                        A[r, c] += -(k_factor * dq[k, i, j] + d_factor * dv[k, i, j])
+    for k in range(e_cols.shape[0]):  # Euler-parameter normalization: always active
+        row = n2 + e_ae[k, 0]
+        for j in range(7):
+            c = e_cols[k, j]
+            if c < n2:
+                A[c, row] += eC[k, 0, j]
+                A[row, c] += eC[k, 0, j] * level_factor
+    for k in range(j_m0.shape[0]):
+        act = 1.0 if j_active[k] else 0.0
+        for r in range(j_nrows[k]):
+            row = n2 + j_ae[k, r]
+            for j in range(14):
+                c = j_cols[k, j]
+                if c < n2:
+                    C = jC[k, r, j] * act
+                    A[c, row] += C
+                    A[row, c] += C * level_factor
+            A[row, row] += 1.0 - act
+
+
+@jit
+def _lu_factor(A, piv, colmax, ptr, idx, val):
+    """LU with partial pivoting in place (LAPACK getf2's algorithm); False when a pivot is at
+    round-off level of its column (the rule of linear.Factorization). The nonzeros of L and of
+    U's strict upper part are then kept row by row (row i: L in idx/val[ptr[2i]:ptr[2i+1]], U in
+    [ptr[2i+1]:ptr[2i+2]]), so solves cost the factors' nonzeros, not n²."""
+    n = A.shape[0]
+    for j in range(n):
+        m = 0.0
+        for i in range(n):
+            m = max(m, abs(A[i, j]))
+        colmax[j] = m
+    for k in range(n):
+        p, best = k, abs(A[k, k])
+        for i in range(k + 1, n):
+            if abs(A[i, k]) > best:
+                p, best = i, abs(A[i, k])
+        piv[k] = p
+        if not best > 1e-13 * colmax[k]:
+            return False
+        if p != k:
+            for j in range(n):
+                A[k, j], A[p, j] = A[p, j], A[k, j]
+        inv = 1.0 / A[k, k]
+        for i in range(k + 1, n):
+            lik = A[i, k] * inv
+            A[i, k] = lik
+            if lik != 0.0:
+                for j in range(k + 1, n):
+                    A[i, j] -= lik * A[k, j]
+    nz = 0
+    for i in range(n):
+        ptr[2 * i] = nz
+        for j in range(n):
+            if j == i:
+                ptr[2 * i + 1] = nz
+            elif A[i, j] != 0.0:
+                idx[nz] = j
+                val[nz] = A[i, j]
+                nz += 1
+    ptr[2 * n] = nz
+    return True
+
+
+@jit
+def _lu_solve(A, piv, ptr, idx, val, x):
+    """x := A⁻¹x from _lu_factor's factors; skipped zeros leave the sums of the dense solve unchanged."""
+    n = x.shape[0]
+    for k in range(n):
+        p = piv[k]
+        if p != k:
+            x[k], x[p] = x[p], x[k]
+    for i in range(n):
+        s = x[i]
+        for k in range(ptr[2 * i], ptr[2 * i + 1]):
+            s -= val[k] * x[idx[k]]
+        x[i] = s
+    for i in range(n - 1, -1, -1):
+        s = x[i]
+        for k in range(ptr[2 * i + 1], ptr[2 * i + 2]):
+            s -= val[k] * x[idx[k]]
+        x[i] = s / A[i, i]
+
+
+@jit
+def _factorize(fact, colmax, std, kb, rb, method, h):
+    beta, gamma, alpha_m, alpha_f, _, index2 = method
+    c = (1.0 - alpha_f) / (1.0 - alpha_m)
+    level = gamma / (beta * h) if index2 else 1.0
+    A, piv, ptr, idx, val = fact
+    _assemble(A, std, kb, rb, 1.0 / c, beta * h * h, gamma * h, level)
+    return _lu_factor(A, piv, colmax, ptr, idx, val)
+
+
+@jit
+def _newton(t1, h, q, v, a, abar, qn, vn, an, lam, ahat, rhs, method, newton, kin_tables, std, kb, rb,
+            fact, colmax, fstate, istate):
+    """One step t -> t + h as Integrator.step: (1 converged (qn, vn, an, lam, abar updated) |
+    0 Newton failed | -1 hand back (singular matrix, non-finite update), iterations)."""
+    beta, gamma, alpha_m, alpha_f, newmark, index2 = method
+    abs_tol, rel_tol, max_it, max_mod_it, max_restart_it, contractivity, modified, adapt_r0 = newton
+    n2 = q.shape[0]
+    c = (1.0 - alpha_f) / (1.0 - alpha_m)
+    bh2 = beta * h * h
+    cq, cv, hg = h * h * (0.5 - beta), h * (1.0 - gamma), h * gamma
+    for i in range(n2):  # the predictor (kernels.predictor)
+        ahat[i] = 0.0 if newmark else (alpha_f * a[i] - alpha_m * abar[i]) / (1.0 - alpha_m)
+    vl = index2 != 0.0
+    for attempt in range(2):
+        restarted = attempt == 1
+        for i in range(n2):
+            ap = a[i] if newmark else abar[i]
+            qn[i] = (q[i] + h * v[i]) + cq * ap + bh2 * ahat[i]
+            vn[i] = (v[i] + cv * ap) + hg * ahat[i]
+            an[i] = 0.0
+        lam[:] = 0.0
+        r0 = _residual(qn, vn, an, lam, vl, kin_tables, std, kb, rb)
+        if not math.isfinite(r0):
+            return 0, 0
+        if r0 <= abs_tol:
+            r0 = 2 * abs_tol
+        if restarted or modified == 0.0 or istate[HAS_FACT] == 0 or fstate[FACT_H] != h:
+            if not _factorize(fact, colmax, std, kb, rb, method, h):
+                istate[HAS_FACT] = 0
+                return -1, 0
+            istate[HAS_FACT] = 1
+            fstate[FACT_H] = h
+            istate[JACOBIANS] += 1
+        r_prev, it, since_jac, extra = r0, 0, 0, 1 if restarted else 0
+        full = restarted or modified == 0.0
+        diverged = False
+        rq, rg = rb[0], rb[1]
+        while True:
+            for i in range(n2):
+                rhs[i] = rq[i] * bh2
+            for i in range(rg.shape[0]):
+                rhs[n2 + i] = rg[i]
+            _lu_solve(*fact, rhs)
+            for i in range(rhs.shape[0]):
+                if not math.isfinite(rhs[i]):
+                    return -1, it
+            newton_update(qn, vn, an, lam, rhs, gamma / (beta * h), c * bh2, bh2)
+            it += 1
+            since_jac += 1
+            istate[ITERATIONS] += 1
+            rn = _residual(qn, vn, an, lam, vl, kin_tables, std, kb, rb)
+            if not math.isfinite(rn):
+                diverged = True
+                break
+            if it == 1 and adapt_r0 != 0.0 and rn > r0:
+                r0 = rn
+            if rn / r0 <= rel_tol or rn <= abs_tol:
+                if extra:
+                    extra -= 1
+                else:
+                    for i in range(n2):
+                        abar[i] = an[i] if newmark else ahat[i] + c * an[i]
+                    return 1, it
+            if it >= max_it:
+                break
+            contraction = rn / r_prev if it >= 2 else 0.0
+            if contraction > 2.0 and not full:
+                diverged = True
+                break
+            full = full or it > max_mod_it + max_restart_it
+            if full or since_jac > max_mod_it or (it >= 3 and contraction > contractivity):
+                if not _factorize(fact, colmax, std, kb, rb, method, h):
+                    istate[HAS_FACT] = 0
+                    return -1, it
+                fstate[FACT_H] = h
+                istate[JACOBIANS] += 1
+                since_jac = 0
+            r_prev = rn
+        if restarted or not diverged:
+            return 0, it
+    return 0, 0
+
+
+@jit
+def initial_accelerations(kin_tables, std, q, v, fact, x):
+    """x = [q̈; λ] from [[M, C_qᵀ], [C_q, 0]] x = [f; -d/dt(C_q v)] as Integrator.initial_accelerations
+    (d/dt by central differences along v, the same steps); False if the matrix is singular."""
+    n2, nae = q.shape[0], x.shape[0] - q.shape[0]
+    kb, rb = _buffers(kin_tables, std, n2, nae)
+    zero_a, zero_lam = np.zeros(n2), np.zeros(nae)
+    vmax = 0.0
+    for i in range(n2):
+        vmax = max(vmax, abs(v[i]))
+    eps = 1e-5 / max(1.0, vmax)
+    _residual(q + eps * v, v, zero_a, zero_lam, True, kin_tables, std, kb, rb)
+    g_plus = rb[1].copy()
+    _residual(q - eps * v, v, zero_a, zero_lam, True, kin_tables, std, kb, rb)
+    g_minus = rb[1].copy()
+    _residual(q, v, zero_a, zero_lam, True, kin_tables, std, kb, rb)  # r_q = M·0 - f + C_qᵀ·0
+    A, piv, ptr, idx, val = fact
+    _assemble(A, std, kb, rb, 1.0, 0.0, 0.0, 1.0)
+    if not _lu_factor(A, piv, np.empty(n2 + nae), ptr, idx, val):
+        return False
+    for i in range(n2):
+        x[i] = -rb[0][i]
+    for i in range(nae):
+        x[n2 + i] = -((g_plus[i] - g_minus[i]) / (2 * eps))
+    _lu_solve(A, piv, ptr, idx, val, x)
+    return True
+
+
+@jit
+def run_steps(kin_tables, std, method, newton, timing, q, v, a, abar, lam, fstate, istate, fact, rows,
+              max_steps):
+    """Steps from the state (q, v, a = q̈, abar, λ, fstate, istate) as solve_dynamic's loop does,
+    until the end (DONE), `max_steps` steps or a full `rows` buffer (PAUSED), or a failure.
+    Written sensor rows go to rows[istate[ROWS]] = [t, q, v, q̈, λ]. The Newton matrix's LU stays
+    in `fact` across calls: modified Newton reuses it."""
+    t0, t_end, steps, h_nominal, adaptive, decrease, increase, min_step, recovery_its, recovery_steps, \
+        period = timing
+    n2, nae = q.shape[0], lam.shape[0]
+    kb, rb = _buffers(kin_tables, std, n2, nae)
+    e = np.empty
+    qn, vn, an, lam_n, ahat, rhs = e(n2), e(n2), e(n2), e(nae), e(n2), e(n2 + nae)
+    colmax = e(n2 + nae)
+    done_here = 0
+    end_tol = 1e-10 * max(1.0, abs(t_end))
+    while (t_end - fstate[T] > end_tol) if adaptive else istate[STEP_INDEX] < steps:
+        if done_here >= max_steps or istate[ROWS] >= rows.shape[0]:
+            return PAUSED
+        t, h = fstate[T], fstate[H]
+        hh = h if not adaptive else (min(h, t_end - t) if t + h > t_end else h)
+        status, its = _newton(t + hh, hh, q, v, a, abar, qn, vn, an, lam_n, ahat, rhs, method, newton, kin_tables, std,
+                         kb, rb, fact, colmax, fstate, istate)
+        if status == -1:
+            return HAND_BACK
+        if status == 0:
+            if not adaptive or hh * decrease < min_step:
+                fstate[FAIL_H] = hh
+                return NEWTON_FAILED
+            fstate[H] = hh * decrease
+            istate[GOOD_STEPS] = 0
+            continue
+        q[:] = qn
+        v[:] = vn
+        a[:] = an
+        lam[:] = lam_n
+        t = t + hh if adaptive else t0 + (istate[STEP_INDEX] + 1) * h_nominal
+        fstate[T] = t
+        istate[STEP_INDEX] += 1
+        istate[N_STEPS] += 1
+        done_here += 1
+        if adaptive and fstate[H] < h_nominal:
+            istate[GOOD_STEPS] = istate[GOOD_STEPS] + 1 if its <= recovery_its else 0
+            if istate[GOOD_STEPS] >= recovery_steps:
+                fstate[H] = min(h_nominal, fstate[H] * increase)
+                istate[GOOD_STEPS] = 0
+        last = (t_end - t <= end_tol) if adaptive else istate[STEP_INDEX] == steps
+        due = t >= fstate[WRITE_NEXT] - 1e-10
+        if due:
+            fstate[WRITE_NEXT] = max(fstate[WRITE_NEXT] + period, t)
+        if due or last:
+            row = rows[istate[ROWS]]
+            row[0] = t
+            row[1:1 + n2] = q
+            row[1 + n2:1 + 2 * n2] = v
+            row[1 + 2 * n2:1 + 3 * n2] = a
+            row[1 + 3 * n2:] = lam
+            istate[ROWS] += 1
+        for i in range(n2):
+            if not math.isfinite(q[i]):
+                return NOT_FINITE
+    return DONE
+
+
+DENSE_LIMIT = 1000  # unknowns; above, the Python loop with SuperLU wins (the dense LU grows as n³, its buffers as n²)
+ROWS_PER_CALL = 256
+
+
+class CompiledLoop:
+    """run_steps with the model's arrays and its solver settings; `eligible` says when it applies."""
+
+    @staticmethod
+    def eligible(system) -> bool:
+        return system.standard is not None and system.n <= DENSE_LIMIT \
+            and all(not g.row_levels.any() for g in system.constraints)
+
+    def __init__(self, system, method, ti: dict):
+        s, nt = system, ti["newton"]
+        self.system = s
+        self.kin_tables = tuple(np.ascontiguousarray(x) for x in (
+            s.fcols, s.fpos_ref, s.ftheta_ref, s.f_is_ep, s.mframe, s.mlocal, s.mrot, s.mrot_identity))
+        self.method = np.array([method.beta, method.gamma, method.alpha_m, method.alpha_f, method.newmark,
+                                method.index2], float)
+        self.newton = np.array([nt["absoluteTolerance"], nt["relativeTolerance"], nt["maxIterations"],
+                                nt["maxModifiedNewtonIterations"], nt["maxModifiedNewtonRestartIterations"],
+                                nt["modifiedNewtonContractivity"], nt["useModifiedNewton"],
+                                nt["adaptInitialResidual"]], float)
+        t0, t_end, steps = float(ti["startTime"]), float(ti["endTime"]), int(round(ti["numberOfSteps"]))
+        self.timing = np.array([t0, t_end, steps, (t_end - t0) / steps, ti["adaptiveStep"], ti["adaptiveStepDecrease"],
+                                ti["adaptiveStepIncrease"], ti["minimumStepSize"],
+                                ti["adaptiveStepRecoveryIterations"], ti["adaptiveStepRecoverySteps"], 0.0], float)
+        n = s.n
+        self.fact = (np.empty((n, n)), np.zeros(n, np.int64), np.zeros(2 * n + 1, np.int64), np.empty(n * n, np.int64),
+                     np.empty(n * n))
+        self.rows = np.empty((ROWS_PER_CALL, 1 + 3 * s.n2 + s.nae))
+
+    def initial_accelerations(self, q, v):
+        """(q̈, λ) at the start, or None if the system is singular (Integrator.initial_accelerations)."""
+        x = np.empty(self.system.n)
+        if not initial_accelerations(self.kin_tables, self.system.standard, q, v, self.fact, x):
+            return None
+        return x[:self.system.n2], x[self.system.n2:]
+
+    def solve(self, state, writer, q, v, a, abar, lam, sensors, integ, seconds_per_call: float = 0.1):
+        """Steps in place on (q, v, a, abar, lam) from `state` until the end or a failure, recording
+        sensor rows and polling `integ` (cancel, progress) between calls of about seconds_per_call.
+        Returns (code, step size of a failed step); `state`, `writer` and integ's counters follow."""
+        fstate = np.array([state.t, state.h, writer.next, 0.0, 0.0])
+        istate = np.array([state.step_index, state.n_steps, state.good_steps, 0, 0, 0, 0], np.int64)
+        self.timing[10] = writer.period
+        t0, t_end = self.timing[0], self.timing[1]
+        integ.poll(state.t, t0, t_end)  # a job canceled while queued stops before its first step
+        max_steps = 64
+        while True:
+            started, steps_before = time.perf_counter(), istate[N_STEPS]
+            istate[ROWS] = 0
+            code = run_steps(self.kin_tables, self.system.standard, self.method, self.newton, self.timing, q, v, a,
+                             abar, lam, fstate, istate, self.fact, self.rows, max_steps)
+            sensors.record_rows(self.rows[:istate[ROWS]])
+            state.t, state.h, writer.next = float(fstate[T]), float(fstate[H]), float(fstate[WRITE_NEXT])
+            state.step_index, state.n_steps, state.good_steps = (int(x) for x in istate[:3])
+            if code != PAUSED:
+                break
+            integ.poll(state.t, t0, t_end)
+            per_step = (time.perf_counter() - started) / max(1, istate[N_STEPS] - steps_before)
+            max_steps = max(1, int(seconds_per_call / max(per_step, 1e-9)))
+        integ.iterations += int(istate[ITERATIONS])
+        integ.jacobians += int(istate[JACOBIANS])
+        return code, float(fstate[FAIL_H])
