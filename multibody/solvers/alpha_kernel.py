@@ -21,8 +21,8 @@ from ..kernels import jit, kinematics, newton_update, residual_standard, rigid_m
 # return codes of run_steps
 DONE, PAUSED, NEWTON_FAILED, NOT_FINITE, HAND_BACK = 0, 1, 2, 3, 4
 # layout of the float and int state arrays shared with the caller
-T, H, WRITE_NEXT, FACT_H, FAIL_H = range(5)
-STEP_INDEX, N_STEPS, GOOD_STEPS, ITERATIONS, JACOBIANS, HAS_FACT, ROWS = range(7)
+T, H, WRITE_NEXT, FAIL_H = range(4)
+STEP_INDEX, N_STEPS, GOOD_STEPS, ITERATIONS, JACOBIANS, JACOBIAN_REQUESTED, ROWS = range(7)
 
 
 @jit
@@ -180,9 +180,10 @@ def _factorize(fact, colmax, std, kb, rb, method, h):
 
 @jit
 def _newton(t1, h, q, v, a, abar, qn, vn, an, lam, ahat, rhs, method, newton, kin_tables, std, kb, rb,
-            fact, colmax, fstate, istate):
-    """One step t -> t + h as Integrator.step: (1 converged (qn, vn, an, lam, abar updated) |
-    0 Newton failed | -1 hand back (singular matrix, non-finite update), iterations)."""
+            fact, colmax, istate):
+    """One step t -> t + h as Integrator.step (Exudyn's Newton rules): (1 converged (qn, vn, an,
+    lam, abar updated) | 0 Newton failed | -1 hand back (singular matrix, non-finite update),
+    iterations)."""
     beta, gamma, alpha_m, alpha_f, newmark, index2 = method
     abs_tol, rel_tol, max_it, max_mod_it, max_restart_it, contractivity, modified, adapt_r0 = newton
     n2 = q.shape[0]
@@ -192,74 +193,70 @@ def _newton(t1, h, q, v, a, abar, qn, vn, an, lam, ahat, rhs, method, newton, ki
     for i in range(n2):  # the predictor (kernels.predictor)
         ahat[i] = 0.0 if newmark else (alpha_f * a[i] - alpha_m * abar[i]) / (1.0 - alpha_m)
     vl = index2 != 0.0
-    for attempt in range(2):
-        restarted = attempt == 1
-        for i in range(n2):
-            ap = a[i] if newmark else abar[i]
-            qn[i] = (q[i] + h * v[i]) + cq * ap + bh2 * ahat[i]
-            vn[i] = (v[i] + cv * ap) + hg * ahat[i]
-            an[i] = 0.0
-        lam[:] = 0.0
-        r0 = _residual(qn, vn, an, lam, vl, kin_tables, std, kb, rb)
-        if not math.isfinite(r0):
-            return 0, 0
-        if r0 <= abs_tol:
-            r0 = 2 * abs_tol
-        if restarted or modified == 0.0 or istate[HAS_FACT] == 0 or fstate[FACT_H] != h:
+    _predict(h, q, v, a, abar, qn, vn, an, lam, ahat, newmark, cq, cv, bh2, hg)
+    r0 = _residual(qn, vn, an, lam, vl, kin_tables, std, kb, rb)
+    if not math.isfinite(r0):
+        return 0, 0
+    if r0 <= abs_tol:
+        r0 = 2 * abs_tol
+    r_prev, full, restarted, extra = r0, modified == 0.0, False, False
+    rq, rg = rb[0], rb[1]
+    for it in range(1, int(max_it) + 1):
+        if full or istate[JACOBIAN_REQUESTED]:
             if not _factorize(fact, colmax, std, kb, rb, method, h):
-                istate[HAS_FACT] = 0
-                return -1, 0
-            istate[HAS_FACT] = 1
-            fstate[FACT_H] = h
+                return -1, it
+            istate[JACOBIAN_REQUESTED] = 0
             istate[JACOBIANS] += 1
-        r_prev, it, since_jac, extra = r0, 0, 0, 1 if restarted else 0
-        full = restarted or modified == 0.0
-        diverged = False
-        rq, rg = rb[0], rb[1]
-        while True:
+        for i in range(n2):
+            rhs[i] = rq[i] * bh2
+        for i in range(rg.shape[0]):
+            rhs[n2 + i] = rg[i]
+        _lu_solve(*fact, rhs)
+        for i in range(rhs.shape[0]):
+            if not math.isfinite(rhs[i]):
+                return -1, it
+        newton_update(qn, vn, an, lam, rhs, gamma / (beta * h), c * bh2, bh2)
+        istate[ITERATIONS] += 1
+        rn = _residual(qn, vn, an, lam, vl, kin_tables, std, kb, rb)
+        if it == 1 and adapt_r0 != 0.0 and rn > r0:
+            r0 = r_prev = rn
+        converged = rn / r0 <= rel_tol or rn <= abs_tol
+        if converged and not extra:
             for i in range(n2):
-                rhs[i] = rq[i] * bh2
-            for i in range(rg.shape[0]):
-                rhs[n2 + i] = rg[i]
-            _lu_solve(*fact, rhs)
-            for i in range(rhs.shape[0]):
-                if not math.isfinite(rhs[i]):
-                    return -1, it
-            newton_update(qn, vn, an, lam, rhs, gamma / (beta * h), c * bh2, bh2)
-            it += 1
-            since_jac += 1
-            istate[ITERATIONS] += 1
-            rn = _residual(qn, vn, an, lam, vl, kin_tables, std, kb, rb)
-            if not math.isfinite(rn):
-                diverged = True
-                break
-            if it == 1 and adapt_r0 != 0.0 and rn > r0:
-                r0 = rn
-            if rn / r0 <= rel_tol or rn <= abs_tol:
-                if extra:
-                    extra -= 1
-                else:
-                    for i in range(n2):
-                        abar[i] = an[i] if newmark else ahat[i] + c * an[i]
-                    return 1, it
-            if it >= max_it:
-                break
-            contraction = rn / r_prev if it >= 2 else 0.0
-            if contraction > 2.0 and not full:
-                diverged = True
-                break
-            full = full or it > max_mod_it + max_restart_it
-            if full or since_jac > max_mod_it or (it >= 3 and contraction > contractivity):
-                if not _factorize(fact, colmax, std, kb, rb, method, h):
-                    istate[HAS_FACT] = 0
-                    return -1, it
-                fstate[FACT_H] = h
-                istate[JACOBIANS] += 1
-                since_jac = 0
-            r_prev = rn
-        if restarted or not diverged:
+                abar[i] = an[i] if newmark else ahat[i] + c * an[i]
+            return 1, it
+        if converged:
+            extra = False
+            continue
+        extra = False
+        diverged = not math.isfinite(rn)
+        if diverged and full:
             return 0, it
-    return 0, 0
+        if not full and it > max_mod_it:
+            istate[JACOBIAN_REQUESTED] = 1
+        if not full and it > max_mod_it + max_restart_it:
+            full = True
+        contraction, r_prev = rn / r_prev, rn
+        if not full and modified != 0.0 and (diverged or (contraction > contractivity and it > 2)):
+            istate[JACOBIAN_REQUESTED] = 1
+            if restarted:
+                full = True
+            if diverged or contraction > 2.0 or full:
+                restarted, extra, r_prev = True, True, r0
+                _predict(h, q, v, a, abar, qn, vn, an, lam, ahat, newmark, cq, cv, bh2, hg)
+                _residual(qn, vn, an, lam, vl, kin_tables, std, kb, rb)
+    return 0, int(max_it)
+
+
+@jit
+def _predict(h, q, v, a, abar, qn, vn, an, lam, ahat, newmark, cq, cv, bh2, hg):
+    """The Newton start: predicted q, v; q̈ = 0, λ = 0."""
+    for i in range(q.shape[0]):
+        ap = a[i] if newmark else abar[i]
+        qn[i] = (q[i] + h * v[i]) + cq * ap + bh2 * ahat[i]
+        vn[i] = (v[i] + cv * ap) + hg * ahat[i]
+        an[i] = 0.0
+    lam[:] = 0.0
 
 
 @jit
@@ -312,7 +309,7 @@ def run_steps(kin_tables, std, method, newton, timing, q, v, a, abar, lam, fstat
         t, h = fstate[T], fstate[H]
         hh = h if not adaptive else (min(h, t_end - t) if t + h > t_end else h)
         status, its = _newton(t + hh, hh, q, v, a, abar, qn, vn, an, lam_n, ahat, rhs, method, newton, kin_tables, std,
-                         kb, rb, fact, colmax, fstate, istate)
+                         kb, rb, fact, colmax, istate)
         if status == -1:
             return HAND_BACK
         if status == 0:
@@ -397,8 +394,8 @@ class CompiledLoop:
         """Steps in place on (q, v, a, abar, lam) from `state` until the end or a failure, recording
         sensor rows and polling `integ` (cancel, progress) between calls of about seconds_per_call.
         Returns (code, step size of a failed step); `state`, `writer` and integ's counters follow."""
-        fstate = np.array([state.t, state.h, writer.next, 0.0, 0.0])
-        istate = np.array([state.step_index, state.n_steps, state.good_steps, 0, 0, 0, 0], np.int64)
+        fstate = np.array([state.t, state.h, writer.next, 0.0])
+        istate = np.array([state.step_index, state.n_steps, state.good_steps, 0, 0, 1, 0], np.int64)
         self.timing[10] = writer.period
         t0, t_end = self.timing[0], self.timing[1]
         integ.poll(state.t, t0, t_end)  # a job canceled while queued stops before its first step

@@ -64,7 +64,7 @@ class Integrator:
         self.newton = newton
         self.cancel, self.progress = cancel, progress
         self.fact: Factorization | None = None
-        self.fact_h = None
+        self.jacobian_requested = True  # Exudyn's conv.jacobianUpdateRequested: kept across steps
         self.iterations = 0
         self.jacobians = 0
         self._last_poll = -np.inf  # the first step polls: a job canceled while queued stops at once
@@ -101,13 +101,22 @@ class Integrator:
                                     redundant["detail"]["items"]) from None
             raise SolverFailure("singular_matrix", "singular system matrix (redundant or conflicting constraints, "
                                 "or a body without mass)", kin.t, s.describe_unknowns(exc.columns)) from None
-        self.fact_h = h
         self.jacobians += 1
 
     # ------------------------------------------------------------------------ one step
     def step(self, t, h, q, v, a, abar, lam0_shape):
-        """Newton for the step t -> t+h; returns (q, v, a, abar, lam, iterations, kinematics of the
-        converged iterate) or None if Newton failed (the caller halves the step)."""
+        """Newton for the step t -> t+h; returns (q, v, a, abar, lam, iterations) or None if Newton
+        failed (the caller halves the step).
+
+        Exudyn's CSolverBase::Newton, rule for rule: r0 is the predictor's residual, replaced by the
+        first iterate's when that is larger; the Jacobian is kept across steps (also when h
+        changes) until a rule asks for a new one: more than maxModifiedNewtonIterations
+        iterations in the step, or from the third iteration on a contraction worse than
+        modifiedNewtonContractivity. A contraction worse than 2, a diverged iterate, or a second
+        bad contraction after a restart restarts the step from the predictor (the second time in
+        full Newton) and asks for one extra iteration after convergence; more than
+        maxModifiedNewtonIterations + maxModifiedNewtonRestartIterations iterations switch to full
+        Newton. The iteration count runs on across restarts, up to maxIterations."""
         m, nt = self.m, self.newton
         bh2 = m.beta * h * h
         t1 = t + h
@@ -115,62 +124,51 @@ class Integrator:
         modified = nt["useModifiedNewton"]
         rhs = np.empty(self.s.n)  # [h²β r_q; r_g], filled per iteration
         rhs_q, rhs_g = rhs[:len(q)], rhs[len(q):]
-        # Exudyn's Newton (CSolverBase::Newton): r0 is the predictor's residual, replaced by the
-        # first iterate's when that is larger (a reused Jacobian may overshoot once); contraction
-        # is judged from the second iterate on; a diverging step restarts from the predictor
-        # in full Newton and then makes one extra iteration after convergence; more than
-        # maxModifiedNewtonIterations + maxModifiedNewtonRestartIterations also go full Newton.
-        for attempt in range(2):
-            restarted = attempt == 1
-            an = np.zeros_like(a)
-            lam = np.zeros(lam0_shape)
-            qn, vn = qs.copy(), vs.copy()
-            kin, ev, rq, rg = self.residual(t1, qn, vn, an, lam)
-            r0 = math.sqrt(rq @ rq + rg @ rg)
-            if not math.isfinite(r0):
-                return None
-            if r0 <= nt["absoluteTolerance"]:
-                r0 = 2 * nt["absoluteTolerance"]
-            if restarted or not modified or self.fact is None or self.fact_h != h:
+        qn, vn, an, lam = qs.copy(), vs.copy(), np.zeros_like(a), np.zeros(lam0_shape)
+        kin, ev, rq, rg = self.residual(t1, qn, vn, an, lam)
+        r0 = math.sqrt(rq @ rq + rg @ rg)
+        if not math.isfinite(r0):
+            return None
+        if r0 <= nt["absoluteTolerance"]:
+            r0 = 2 * nt["absoluteTolerance"]
+        r_prev, full, restarted, extra = r0, not modified, False, False
+        for it in range(1, nt["maxIterations"] + 1):
+            if full or self.jacobian_requested:
                 self.factorize(kin, ev, h)
-            r_prev, it, since_jac, extra = r0, 0, 0, int(restarted)
-            full = restarted or not modified
-            diverged = False
-            while True:
-                np.multiply(rq, bh2, out=rhs_q)
-                rhs_g[:] = rg
-                dx = self.fact.solve(rhs)
-                newton_update(qn, vn, an, lam, dx, m.gamma / (m.beta * h), m.c * bh2, bh2)
-                it += 1
-                since_jac += 1
-                self.iterations += 1
-                kin, ev, rq, rg = self.residual(t1, qn, vn, an, lam)
-                rn = math.sqrt(rq @ rq + rg @ rg)
-                if not math.isfinite(rn):
-                    diverged = True
-                    break
-                if it == 1 and nt["adaptInitialResidual"] and rn > r0:
-                    r0 = rn
-                if rn / r0 <= nt["relativeTolerance"] or rn <= nt["absoluteTolerance"]:
-                    if extra:
-                        extra -= 1
-                    else:
-                        abar_n = an.copy() if m.newmark else ahat + m.c * an
-                        return qn, vn, an, abar_n, lam, it, kin
-                if it >= nt["maxIterations"]:
-                    break
-                contraction = rn / r_prev if it >= 2 else 0.0
-                if contraction > 2.0 and not full:
-                    diverged = True
-                    break
-                full = full or it > nt["maxModifiedNewtonIterations"] + nt["maxModifiedNewtonRestartIterations"]
-                if full or since_jac > nt["maxModifiedNewtonIterations"] \
-                        or (it >= 3 and contraction > nt["modifiedNewtonContractivity"]):
-                    self.factorize(kin, ev, h)
-                    since_jac = 0
-                r_prev = rn
-            if restarted or not diverged:
+                self.jacobian_requested = False
+            np.multiply(rq, bh2, out=rhs_q)
+            rhs_g[:] = rg
+            dx = self.fact.solve(rhs)
+            newton_update(qn, vn, an, lam, dx, m.gamma / (m.beta * h), m.c * bh2, bh2)
+            self.iterations += 1
+            kin, ev, rq, rg = self.residual(t1, qn, vn, an, lam)
+            rn = math.sqrt(rq @ rq + rg @ rg)
+            if it == 1 and nt["adaptInitialResidual"] and rn > r0:
+                r0 = r_prev = rn
+            converged = rn / r0 <= nt["relativeTolerance"] or rn <= nt["absoluteTolerance"]
+            if converged and not extra:
+                abar_n = an.copy() if m.newmark else ahat + m.c * an
+                return qn, vn, an, abar_n, lam, it
+            if converged:
+                extra = False
+                continue
+            extra = False
+            diverged = not math.isfinite(rn)
+            if diverged and full:
                 return None
+            if not full and it > nt["maxModifiedNewtonIterations"]:
+                self.jacobian_requested = True
+            if not full and it > nt["maxModifiedNewtonIterations"] + nt["maxModifiedNewtonRestartIterations"]:
+                full = True
+            contraction, r_prev = rn / r_prev, rn
+            if not full and modified and (diverged or (contraction > nt["modifiedNewtonContractivity"] and it > 2)):
+                self.jacobian_requested = True
+                if restarted:
+                    full = True
+                if diverged or contraction > 2.0 or full:
+                    restarted, extra, r_prev = True, True, r0
+                    qn, vn, an, lam = qs.copy(), vs.copy(), np.zeros_like(a), np.zeros(lam0_shape)
+                    kin, ev, rq, rg = self.residual(t1, qn, vn, an, lam)
         return None
 
     # ------------------------------------------------------------------------ start
@@ -289,7 +287,7 @@ def solve_dynamic(loaded, progress=None, cancel=None, compiled=True) -> Results:
                 state.h = hh * ti["adaptiveStepDecrease"]
                 state.good_steps = 0
                 continue
-            q, v, a, abar, lam, its, _ = out
+            q, v, a, abar, lam, its = out
             t = state.t = t + hh if adaptive else t0 + (state.step_index + 1) * h_nominal
             state.step_index += 1
             state.n_steps += 1
