@@ -498,6 +498,52 @@ def newton_update(qn, vn, an, lam, dx, v_factor, a_divisor, lam_divisor):
         lam[i] -= dx[n2 + i] / lam_divisor
 
 
+CONVERGED, ITERATE, RESTART, GIVE_UP = range(4)  # newton_rules' actions
+
+
+def newton_parameters(newton: dict) -> np.ndarray:
+    """The Newton settings newton_rules reads, as one array."""
+    return np.array([newton["absoluteTolerance"], newton["relativeTolerance"], newton["maxModifiedNewtonIterations"],
+                     newton["maxModifiedNewtonRestartIterations"], newton["modifiedNewtonContractivity"],
+                     newton["useModifiedNewton"], newton["adaptInitialResidual"]], float)
+
+
+@jit
+def newton_rules(it, rn, r0, r_prev, full, restarted, extra, parameters):
+    """Exudyn's CSolverBase::Newton after iteration `it` (counted on across restarts) with residual
+    norm rn; the one copy of these rules for both time loops. Returns (action, r0, r_prev, full,
+    restarted, extra, new_jacobian): r0 becomes the first iterate's residual when that is larger;
+    a converged step after a restart makes one extra iteration; a new Jacobian is asked for after
+    more than maxModifiedNewtonIterations iterations or, from the third on, a contraction worse
+    than modifiedNewtonContractivity; a contraction worse than 2, a diverged iterate, or a second
+    bad contraction after a restart restarts the step from the predictor (the second time in full
+    Newton); more than maxModifiedNewtonIterations + maxModifiedNewtonRestartIterations go full
+    Newton. The caller stops after maxIterations."""
+    abs_tol, rel_tol, max_mod_it, max_restart_it, contractivity, modified, adapt_r0 = parameters
+    new_jacobian = False
+    if it == 1 and adapt_r0 != 0.0 and rn > r0:
+        r0 = r_prev = rn
+    if rn / r0 <= rel_tol or rn <= abs_tol:
+        action = ITERATE if extra else CONVERGED
+        return action, r0, r_prev, full, restarted, False, new_jacobian
+    diverged = not np.isfinite(rn)
+    if diverged and full:
+        return GIVE_UP, r0, r_prev, full, restarted, False, new_jacobian
+    if not full and it > max_mod_it:
+        new_jacobian = True
+    if not full and it > max_mod_it + max_restart_it:
+        full = True
+    contraction, r_prev = rn / r_prev, rn
+    action = ITERATE
+    if not full and modified != 0.0 and (diverged or (contraction > contractivity and it > 2)):
+        new_jacobian = True
+        if restarted:
+            full = True
+        if diverged or contraction > 2.0 or full:
+            action, restarted, r_prev = RESTART, True, r0
+    return action, r0, r_prev, full, restarted, action == RESTART, new_jacobian
+
+
 @jit
 def predictor(q, v, a, abar, h, beta, gamma, alpha_m, alpha_f, newmark):
     """(q*, v*, â) of a generalized-α step (Newmark: from q̈_n and â = 0), the operations in the

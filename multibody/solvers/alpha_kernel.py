@@ -16,7 +16,8 @@ import time
 
 import numpy as np
 
-from ..kernels import jit, kinematics, newton_update, residual_standard, rigid_mass_matrices, spring_jacobians
+from ..kernels import (CONVERGED, GIVE_UP, RESTART, jit, kinematics, newton_parameters, newton_rules,
+                       newton_update, residual_standard, rigid_mass_matrices, spring_jacobians)
 
 # return codes of run_steps
 DONE, PAUSED, NEWTON_FAILED, NOT_FINITE, HAND_BACK = 0, 1, 2, 3, 4
@@ -179,13 +180,13 @@ def _factorize(fact, colmax, std, kb, rb, method, h):
 
 
 @jit
-def _newton(t1, h, q, v, a, abar, qn, vn, an, lam, ahat, rhs, method, newton, kin_tables, std, kb, rb,
+def _newton(t1, h, q, v, a, abar, qn, vn, an, lam, ahat, rhs, method, newton, max_it, kin_tables, std, kb, rb,
             fact, colmax, istate):
     """One step t -> t + h as Integrator.step (Exudyn's Newton rules): (1 converged (qn, vn, an,
     lam, abar updated) | 0 Newton failed | -1 hand back (singular matrix, non-finite update),
     iterations)."""
     beta, gamma, alpha_m, alpha_f, newmark, index2 = method
-    abs_tol, rel_tol, max_it, max_mod_it, max_restart_it, contractivity, modified, adapt_r0 = newton
+    abs_tol, modified = newton[0], newton[5]  # newton: kernels.newton_parameters
     n2 = q.shape[0]
     c = (1.0 - alpha_f) / (1.0 - alpha_m)
     bh2 = beta * h * h
@@ -201,7 +202,7 @@ def _newton(t1, h, q, v, a, abar, qn, vn, an, lam, ahat, rhs, method, newton, ki
         r0 = 2 * abs_tol
     r_prev, full, restarted, extra = r0, modified == 0.0, False, False
     rq, rg = rb[0], rb[1]
-    for it in range(1, int(max_it) + 1):
+    for it in range(1, max_it + 1):
         if full or istate[JACOBIAN_REQUESTED]:
             if not _factorize(fact, colmax, std, kb, rb, method, h):
                 return -1, it
@@ -218,34 +219,20 @@ def _newton(t1, h, q, v, a, abar, qn, vn, an, lam, ahat, rhs, method, newton, ki
         newton_update(qn, vn, an, lam, rhs, gamma / (beta * h), c * bh2, bh2)
         istate[ITERATIONS] += 1
         rn = _residual(qn, vn, an, lam, vl, kin_tables, std, kb, rb)
-        if it == 1 and adapt_r0 != 0.0 and rn > r0:
-            r0 = r_prev = rn
-        converged = rn / r0 <= rel_tol or rn <= abs_tol
-        if converged and not extra:
+        action, r0, r_prev, full, restarted, extra, new_jacobian = newton_rules(it, rn, r0, r_prev, full, restarted,
+                                                                                extra, newton)
+        if new_jacobian:
+            istate[JACOBIAN_REQUESTED] = 1
+        if action == CONVERGED:
             for i in range(n2):
                 abar[i] = an[i] if newmark else ahat[i] + c * an[i]
             return 1, it
-        if converged:
-            extra = False
-            continue
-        extra = False
-        diverged = not math.isfinite(rn)
-        if diverged and full:
+        if action == GIVE_UP:
             return 0, it
-        if not full and it > max_mod_it:
-            istate[JACOBIAN_REQUESTED] = 1
-        if not full and it > max_mod_it + max_restart_it:
-            full = True
-        contraction, r_prev = rn / r_prev, rn
-        if not full and modified != 0.0 and (diverged or (contraction > contractivity and it > 2)):
-            istate[JACOBIAN_REQUESTED] = 1
-            if restarted:
-                full = True
-            if diverged or contraction > 2.0 or full:
-                restarted, extra, r_prev = True, True, r0
-                _predict(h, q, v, a, abar, qn, vn, an, lam, ahat, newmark, cq, cv, bh2, hg)
-                _residual(qn, vn, an, lam, vl, kin_tables, std, kb, rb)
-    return 0, int(max_it)
+        if action == RESTART:
+            _predict(h, q, v, a, abar, qn, vn, an, lam, ahat, newmark, cq, cv, bh2, hg)
+            _residual(qn, vn, an, lam, vl, kin_tables, std, kb, rb)
+    return 0, max_it
 
 
 @jit
@@ -288,7 +275,7 @@ def initial_accelerations(kin_tables, std, q, v, fact, x):
 
 
 @jit
-def run_steps(kin_tables, std, method, newton, timing, q, v, a, abar, lam, fstate, istate, fact, rows,
+def run_steps(kin_tables, std, method, newton, max_it, timing, q, v, a, abar, lam, fstate, istate, fact, rows,
               max_steps):
     """Steps from the state (q, v, a = q̈, abar, λ, fstate, istate) as solve_dynamic's loop does,
     until the end (DONE), `max_steps` steps or a full `rows` buffer (PAUSED), or a failure.
@@ -308,8 +295,8 @@ def run_steps(kin_tables, std, method, newton, timing, q, v, a, abar, lam, fstat
             return PAUSED
         t, h = fstate[T], fstate[H]
         hh = h if not adaptive else (min(h, t_end - t) if t + h > t_end else h)
-        status, its = _newton(t + hh, hh, q, v, a, abar, qn, vn, an, lam_n, ahat, rhs, method, newton, kin_tables, std,
-                         kb, rb, fact, colmax, istate)
+        status, its = _newton(t + hh, hh, q, v, a, abar, qn, vn, an, lam_n, ahat, rhs, method, newton, max_it,
+                              kin_tables, std, kb, rb, fact, colmax, istate)
         if status == -1:
             return HAND_BACK
         if status == 0:
@@ -370,10 +357,7 @@ class CompiledLoop:
             s.fcols, s.fpos_ref, s.ftheta_ref, s.f_is_ep, s.mframe, s.mlocal, s.mrot, s.mrot_identity))
         self.method = np.array([method.beta, method.gamma, method.alpha_m, method.alpha_f, method.newmark,
                                 method.index2], float)
-        self.newton = np.array([nt["absoluteTolerance"], nt["relativeTolerance"], nt["maxIterations"],
-                                nt["maxModifiedNewtonIterations"], nt["maxModifiedNewtonRestartIterations"],
-                                nt["modifiedNewtonContractivity"], nt["useModifiedNewton"],
-                                nt["adaptInitialResidual"]], float)
+        self.newton, self.max_iterations = newton_parameters(nt), int(nt["maxIterations"])
         t0, t_end, steps = float(ti["startTime"]), float(ti["endTime"]), int(round(ti["numberOfSteps"]))
         self.timing = np.array([t0, t_end, steps, (t_end - t0) / steps, ti["adaptiveStep"], ti["adaptiveStepDecrease"],
                                 ti["adaptiveStepIncrease"], ti["minimumStepSize"],
@@ -403,8 +387,8 @@ class CompiledLoop:
         while True:
             started, steps_before = time.perf_counter(), istate[N_STEPS]
             istate[ROWS] = 0
-            code = run_steps(self.kin_tables, self.system.standard, self.method, self.newton, self.timing, q, v, a,
-                             abar, lam, fstate, istate, self.fact, self.rows, max_steps)
+            code = run_steps(self.kin_tables, self.system.standard, self.method, self.newton, self.max_iterations,
+                             self.timing, q, v, a, abar, lam, fstate, istate, self.fact, self.rows, max_steps)
             sensors.record_rows(self.rows[:istate[ROWS]])
             state.t, state.h, writer.next = float(fstate[T]), float(fstate[H]), float(fstate[WRITE_NEXT])
             state.step_index, state.n_steps, state.good_steps = (int(x) for x in istate[:3])

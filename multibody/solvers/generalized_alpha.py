@@ -15,7 +15,8 @@ import numpy as np
 
 from ..api import Results, SimulationCanceled
 from ..expressions import EvaluationError
-from ..kernels import newton_update, predictor
+from ..kernels import (CONVERGED, GIVE_UP, RESTART, newton_parameters, newton_rules,
+                       newton_update, predictor)
 from ..outputs import SensorSet, WriteSchedule
 from ..settings import enum_name
 from .alpha_kernel import NEWTON_FAILED, NOT_FINITE, CompiledLoop
@@ -65,6 +66,7 @@ class Integrator:
         self.cancel, self.progress = cancel, progress
         self.fact: Factorization | None = None
         self.jacobian_requested = True  # Exudyn's conv.jacobianUpdateRequested: kept across steps
+        self.newton_parameters = newton_parameters(newton)
         self.iterations = 0
         self.jacobians = 0
         self._last_poll = -np.inf  # the first step polls: a job canceled while queued stops at once
@@ -106,22 +108,13 @@ class Integrator:
     # ------------------------------------------------------------------------ one step
     def step(self, t, h, q, v, a, abar, lam0_shape):
         """Newton for the step t -> t+h; returns (q, v, a, abar, lam, iterations) or None if Newton
-        failed (the caller halves the step).
-
-        Exudyn's CSolverBase::Newton, rule for rule: r0 is the predictor's residual, replaced by the
-        first iterate's when that is larger; the Jacobian is kept across steps (also when h
-        changes) until a rule asks for a new one: more than maxModifiedNewtonIterations
-        iterations in the step, or from the third iteration on a contraction worse than
-        modifiedNewtonContractivity. A contraction worse than 2, a diverged iterate, or a second
-        bad contraction after a restart restarts the step from the predictor (the second time in
-        full Newton) and asks for one extra iteration after convergence; more than
-        maxModifiedNewtonIterations + maxModifiedNewtonRestartIterations iterations switch to full
-        Newton. The iteration count runs on across restarts, up to maxIterations."""
+        failed (the caller halves the step). Exudyn's CSolverBase::Newton (kernels.newton_rules):
+        r0 is the predictor's residual; the Jacobian is kept across steps, also when h changes,
+        until a rule asks for a new one."""
         m, nt = self.m, self.newton
         bh2 = m.beta * h * h
         t1 = t + h
         qs, vs, ahat = predictor(q, v, a, abar, h, m.beta, m.gamma, m.alpha_m, m.alpha_f, m.newmark)
-        modified = nt["useModifiedNewton"]
         rhs = np.empty(self.s.n)  # [h²β r_q; r_g], filled per iteration
         rhs_q, rhs_g = rhs[:len(q)], rhs[len(q):]
         qn, vn, an, lam = qs.copy(), vs.copy(), np.zeros_like(a), np.zeros(lam0_shape)
@@ -131,7 +124,7 @@ class Integrator:
             return None
         if r0 <= nt["absoluteTolerance"]:
             r0 = 2 * nt["absoluteTolerance"]
-        r_prev, full, restarted, extra = r0, not modified, False, False
+        r_prev, full, restarted, extra = r0, not nt["useModifiedNewton"], False, False
         for it in range(1, nt["maxIterations"] + 1):
             if full or self.jacobian_requested:
                 self.factorize(kin, ev, h)
@@ -143,32 +136,17 @@ class Integrator:
             self.iterations += 1
             kin, ev, rq, rg = self.residual(t1, qn, vn, an, lam)
             rn = math.sqrt(rq @ rq + rg @ rg)
-            if it == 1 and nt["adaptInitialResidual"] and rn > r0:
-                r0 = r_prev = rn
-            converged = rn / r0 <= nt["relativeTolerance"] or rn <= nt["absoluteTolerance"]
-            if converged and not extra:
+            action, r0, r_prev, full, restarted, extra, new_jacobian = newton_rules(
+                it, rn, r0, r_prev, full, restarted, extra, self.newton_parameters)
+            self.jacobian_requested |= new_jacobian
+            if action == CONVERGED:
                 abar_n = an.copy() if m.newmark else ahat + m.c * an
                 return qn, vn, an, abar_n, lam, it
-            if converged:
-                extra = False
-                continue
-            extra = False
-            diverged = not math.isfinite(rn)
-            if diverged and full:
+            if action == GIVE_UP:
                 return None
-            if not full and it > nt["maxModifiedNewtonIterations"]:
-                self.jacobian_requested = True
-            if not full and it > nt["maxModifiedNewtonIterations"] + nt["maxModifiedNewtonRestartIterations"]:
-                full = True
-            contraction, r_prev = rn / r_prev, rn
-            if not full and modified and (diverged or (contraction > nt["modifiedNewtonContractivity"] and it > 2)):
-                self.jacobian_requested = True
-                if restarted:
-                    full = True
-                if diverged or contraction > 2.0 or full:
-                    restarted, extra, r_prev = True, True, r0
-                    qn, vn, an, lam = qs.copy(), vs.copy(), np.zeros_like(a), np.zeros(lam0_shape)
-                    kin, ev, rq, rg = self.residual(t1, qn, vn, an, lam)
+            if action == RESTART:
+                qn, vn, an, lam = qs.copy(), vs.copy(), np.zeros_like(a), np.zeros(lam0_shape)
+                kin, ev, rq, rg = self.residual(t1, qn, vn, an, lam)
         return None
 
     # ------------------------------------------------------------------------ start
