@@ -214,7 +214,7 @@ def solve_dynamic(loaded, progress=None, cancel=None, compiled=True) -> Results:
     solver_type = loaded.document.solve.solverType
     method = Method.from_settings(ti, solver_type)
     integ = Integrator(system, method, ti["newton"], cancel=cancel, progress=progress)
-    loop = CompiledLoop(system, method, ti) if compiled and CompiledLoop.eligible(system) else None
+    loop = CompiledLoop(system, method, ti) if compiled and CompiledLoop.eligible(system, ti["newton"]) else None
     sensors = SensorSet(system)
     warnings = list(loaded.warnings)
     t0, t_end = float(ti["startTime"]), float(ti["endTime"])

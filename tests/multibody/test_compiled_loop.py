@@ -33,7 +33,8 @@ def model(name: str) -> dict:
 
 def solve_both(doc: dict):
     loaded = load_model(doc)
-    assert CompiledLoop.eligible(loaded.system), "the model must be one the compiled loop covers"
+    newton = loaded.settings["timeIntegration"]["newton"]
+    assert CompiledLoop.eligible(loaded.system, newton), "the model must be one the compiled loop covers"
     calls, solve = [], CompiledLoop.solve
 
     def spy(self, *args, **kwargs):
@@ -119,3 +120,11 @@ def test_cancel_stops_a_long_compiled_run():
     with pytest.raises(SimulationCanceled):
         solve_dynamic(load_model(doc), cancel=cancel)
     assert len(calls) == 3 and calls[-1] < 5.0  # polled about every 0.2 s, not at the end
+
+
+def test_large_models_in_full_newton_keep_the_sparse_python_loop():
+    loaded = load_model(load_json(EXAMPLES / "chain_50" / "model.json"))  # 650 unknowns
+    newton = dict(loaded.settings["timeIntegration"]["newton"])
+    assert CompiledLoop.eligible(loaded.system, newton)
+    newton["useModifiedNewton"] = False  # a dense LU per iteration would cost more than SuperLU's
+    assert not CompiledLoop.eligible(loaded.system, newton)
