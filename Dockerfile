@@ -6,7 +6,7 @@ COPY multibody multibody
 COPY service service
 COPY worker worker
 COPY mbserve mbserve
-# the core's numba kernels are compiled once here (about 15 s), into a cache every process can read
+# the core's numba kernels are compiled once here (about 40 s), into a cache every process can read
 ENV NUMBA_CACHE_DIR=/var/cache/mbserve-numba
 RUN pip install --no-cache-dir . \
  && python -c "import multibody; multibody.warm_up()" \

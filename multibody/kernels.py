@@ -6,7 +6,7 @@ and temporaries of (n,3,3) stacks when it is large; these loops do one pass per 
 items instead. They take and return the same arrays as the numpy code they replaced (the
 callers keep the interfaces of system.py and items/), mostly in the same summation order, so
 results change at round-off level only. `cache=True` keeps the machine code on disk across
-processes: compiling all of them takes ~15 s of CPU once, loading them ~1 s per process.
+processes: compiling them (with solvers/alpha_kernel.py) takes ~40 s of CPU once, loading them ~1 s per process.
 """
 from __future__ import annotations
 
