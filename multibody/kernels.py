@@ -184,38 +184,77 @@ def rigid_mass_times(fA, fGbar, frame, cols, mass, com, inertia, a, n2):
 
 
 @jit
-def rigid_quadratic_velocity(fA, fGbar, theta_t, frame, cols, mass, com, inertia, n2):
-    """-(quadratic velocity terms): -m A (ω̄×(ω̄×b)) and -Ḡᵀ(ω̄ × J ω̄), scattered on n2."""
-    out = np.zeros(n2)
+def _rigid_qv(A, Gb, theta_t, m, b, J, x):
+    """One body's -(quadratic velocity terms) into x (7): -m A (ω̄×(ω̄×b)) and -Ḡᵀ(ω̄ × J ω̄)."""
     w = np.empty(3)
     u = np.empty(3)
+    for i in range(3):
+        w[i] = Gb[i, 0] * theta_t[0] + Gb[i, 1] * theta_t[1] + Gb[i, 2] * theta_t[2] + Gb[i, 3] * theta_t[3]
+    c0 = w[1] * b[2] - w[2] * b[1]
+    c1 = w[2] * b[0] - w[0] * b[2]
+    c2 = w[0] * b[1] - w[1] * b[0]
+    u[0] = w[1] * c2 - w[2] * c1
+    u[1] = w[2] * c0 - w[0] * c2
+    u[2] = w[0] * c1 - w[1] * c0
+    for i in range(3):
+        x[i] = -m * (A[i, 0] * u[0] + A[i, 1] * u[1] + A[i, 2] * u[2])
+    Jw0 = J[0, 0] * w[0] + J[0, 1] * w[1] + J[0, 2] * w[2]
+    Jw1 = J[1, 0] * w[0] + J[1, 1] * w[1] + J[1, 2] * w[2]
+    Jw2 = J[2, 0] * w[0] + J[2, 1] * w[1] + J[2, 2] * w[2]
+    c0 = w[1] * Jw2 - w[2] * Jw1
+    c1 = w[2] * Jw0 - w[0] * Jw2
+    c2 = w[0] * Jw1 - w[1] * Jw0
+    for j in range(4):
+        x[3 + j] = -(Gb[0, j] * c0 + Gb[1, j] * c1 + Gb[2, j] * c2)
+
+
+@jit
+def rigid_quadratic_velocity(fA, fGbar, theta_t, frame, cols, mass, com, inertia, n2):
+    """-(quadratic velocity terms) of all rigid bodies, scattered on n2."""
+    out = np.zeros(n2)
     x = np.empty(7)
     for k in range(frame.shape[0]):
         f = frame[k]
-        A, Gb, b, J = fA[f], fGbar[f], com[k], inertia[k]
-        for i in range(3):
-            w[i] = Gb[i, 0] * theta_t[f, 0] + Gb[i, 1] * theta_t[f, 1] + Gb[i, 2] * theta_t[f, 2] \
-                + Gb[i, 3] * theta_t[f, 3]
-        c0 = w[1] * b[2] - w[2] * b[1]
-        c1 = w[2] * b[0] - w[0] * b[2]
-        c2 = w[0] * b[1] - w[1] * b[0]
-        u[0] = w[1] * c2 - w[2] * c1
-        u[1] = w[2] * c0 - w[0] * c2
-        u[2] = w[0] * c1 - w[1] * c0
-        for i in range(3):
-            x[i] = -mass[k] * (A[i, 0] * u[0] + A[i, 1] * u[1] + A[i, 2] * u[2])
-        Jw0 = J[0, 0] * w[0] + J[0, 1] * w[1] + J[0, 2] * w[2]
-        Jw1 = J[1, 0] * w[0] + J[1, 1] * w[1] + J[1, 2] * w[2]
-        Jw2 = J[2, 0] * w[0] + J[2, 1] * w[1] + J[2, 2] * w[2]
-        c0 = w[1] * Jw2 - w[2] * Jw1
-        c1 = w[2] * Jw0 - w[0] * Jw2
-        c2 = w[0] * Jw1 - w[1] * Jw0
-        for j in range(4):
-            x[3 + j] = -(Gb[0, j] * c0 + Gb[1, j] * c1 + Gb[2, j] * c2)
+        _rigid_qv(fA[f], fGbar[f], theta_t[f], mass[k], com[k], inertia[k], x)
         for i in range(7):
             if cols[k, i] < n2:
                 out[cols[k, i]] += x[i]
     return out
+
+
+@jit
+def rigid_quadratic_velocity_jacobians(theta, theta_t, frame, cols, mass, com, inertia, q, v, n2):
+    """∂f/∂q and ∂f/∂v (per body, 7x7) of the quadratic velocity terms f, as Exudyn forms them
+    (CSystem::JacobianODE2RHS): forward differences with step 1e-7·max(0.01, |x|), x the
+    coordinate without its reference value. Only the Euler parameters and their rates enter f.
+    Leaving this out changes no converged result but the Newton path: with it, modified Newton
+    takes Exudyn's iterations on spinning bodies."""
+    nb = frame.shape[0]
+    dq, dv = np.zeros((nb, 7, 7)), np.zeros((nb, 7, 7))
+    A, G, Gb = np.empty((3, 3)), np.empty((3, 4)), np.empty((3, 4))
+    x0, x1, th, tt = np.empty(7), np.empty(7), np.empty(4), np.empty(4)
+    for k in range(nb):
+        f = frame[k]
+        m, b, J = mass[k], com[k], inertia[k]
+        _ep_frame(theta[f], A, G, Gb)
+        _rigid_qv(A, Gb, theta_t[f], m, b, J, x0)
+        for j in range(4):
+            c = cols[k, 3 + j]
+            if c >= n2:
+                continue
+            for wrt_rate in (True, False):
+                th[:], tt[:] = theta[f], theta_t[f]
+                eps = 1e-7 * max(0.01, abs(v[c] if wrt_rate else q[c]))
+                if wrt_rate:
+                    tt[j] += eps
+                else:
+                    th[j] += eps
+                _ep_frame(th, A, G, Gb)
+                _rigid_qv(A, Gb, tt, m, b, J, x1)
+                D = dv if wrt_rate else dq
+                for i in range(7):
+                    D[k, i, 3 + j] = (x1[i] - x0[i]) / eps
+    return dq, dv
 
 
 @jit

@@ -345,7 +345,8 @@ class System:
                              d_factor: float, level_factors) -> np.ndarray:
         """Values of J̃ in the order of the static pattern:
         mass_factor·M − k_factor·∂f/∂q − d_factor·∂f/∂v, C_qᵀ, level_factor·C_q, inactive diagonal."""
-        vals = [self.bodies.mass_values(kin) * mass_factor, self.mass_points.mass_values() * mass_factor]
+        vals = [self.bodies.newton_values(kin, mass_factor, k_factor, d_factor),
+                self.mass_points.mass_values() * mass_factor]
         for g in self.forces:
             dq, dv = g.jacobian_values(kin)
             vals.append(-(k_factor * dq + d_factor * dv).ravel())

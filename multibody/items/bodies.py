@@ -39,8 +39,14 @@ class RigidBodies:
     def mass_matrices(self, kin) -> np.ndarray:
         return K.rigid_mass_matrices(kin.fA, kin.fGbar, self.frame, self.mass, self.com, self.inertia)
 
-    def mass_values(self, kin) -> np.ndarray:
-        return self.mass_matrices(kin).ravel()
+    def newton_values(self, kin, mass_factor: float, k_factor: float, d_factor: float) -> np.ndarray:
+        """mass_factor·M − k_factor·∂f/∂q − d_factor·∂f/∂v per body, f the quadratic velocity terms."""
+        M = self.mass_matrices(kin)
+        if k_factor == 0.0 and d_factor == 0.0:
+            return (M * mass_factor).ravel()
+        dq, dv = K.rigid_quadratic_velocity_jacobians(kin.theta, kin.theta_t, self.frame, self.cols, self.mass,
+                                                      self.com, self.inertia, kin.q, kin.v, len(kin.q) - 1)
+        return (M * mass_factor - (k_factor * dq + d_factor * dv)).ravel()
 
     def mass_times(self, kin, a: np.ndarray) -> np.ndarray:
         return K.rigid_mass_times(kin.fA, kin.fGbar, self.frame, self.cols, self.mass, self.com, self.inertia,

@@ -17,7 +17,8 @@ import time
 import numpy as np
 
 from ..kernels import (CONVERGED, GIVE_UP, RESTART, jit, kinematics, newton_parameters, newton_rules,
-                       newton_update, residual_standard, rigid_mass_matrices, spring_jacobians)
+                       newton_update, residual_standard, rigid_mass_matrices, rigid_quadratic_velocity_jacobians,
+                       spring_jacobians)
 
 # return codes of run_steps
 DONE, PAUSED, NEWTON_FAILED, NOT_FINITE, HAND_BACK = 0, 1, 2, 3, 4
@@ -65,7 +66,13 @@ def _assemble(A, std, kb, rb, mass_factor, k_factor, d_factor, level_factor):
     n2 = A.shape[0] - rb[1].shape[0]
     A[:] = 0.0
     M = rigid_mass_matrices(fA, fGbar, b_frame, b_mass, b_com, b_inertia)
-    for k in range(b_frame.shape[0]):
+    nb = b_frame.shape[0]
+    if k_factor != 0.0 or d_factor != 0.0:
+        qv_q, qv_v = rigid_quadratic_velocity_jacobians(kb[2], kb[3], b_frame, b_cols, b_mass, b_com, b_inertia,
+                                                        kb[0], kb[1], n2)
+    else:
+        qv_q, qv_v = np.zeros((nb, 7, 7)), np.zeros((nb, 7, 7))
+    for k in range(nb):
         for i in range(7):
             r = b_cols[k, i]
             if r >= n2:
@@ -73,7 +80,7 @@ def _assemble(A, std, kb, rb, mass_factor, k_factor, d_factor, level_factor):
             for j in range(7):
                 c = b_cols[k, j]
                 if c < n2:
-                    A[r, c] += M[k, i, j] * mass_factor
+                    A[r, c] += M[k, i, j] * mass_factor - (k_factor * qv_q[k, i, j] + d_factor * qv_v[k, i, j])
     if s_m0.shape[0]:
         dq, dv = spring_jacobians(pos, vel, Jpos, s_m0, s_m1, s_k, s_d, s_L0, s_fa, s_voff, s_active)
         for k in range(s_m0.shape[0]):
