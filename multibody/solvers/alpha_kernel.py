@@ -4,10 +4,11 @@
 On small models the Python step loop costs far more than the arithmetic (a numba call with the
 model's ~50 arrays costs ~8 µs to dispatch, the residual itself ~1 µs), so here predictor,
 residuals, Newton matrix, LU, Newton iterations, step-size control and the sensor write rule
-run in one call over many steps. It mirrors `Integrator.step` and the loop of `solve_dynamic`
-line by line (tests/multibody/test_compiled_loop.py runs both on the same models); anything
-unusual (a singular matrix, a non-finite update) hands the state back to the Python loop, which
-owns the diagnostics.
+run in one call over many steps (and the initial accelerations in another). It mirrors
+`Integrator.step` and the loop of `solve_dynamic` (both call the same kernels.newton_rules;
+tests/multibody/test_compiled_loop.py runs both on the same models); anything unusual (a
+singular matrix, a non-finite update) hands the state back to the Python loop, which owns the
+diagnostics.
 """
 from __future__ import annotations
 
