@@ -185,25 +185,25 @@ def rigid_mass_times(fA, fGbar, frame, cols, mass, com, inertia, a, n2):
 
 @jit
 def _rigid_qv(A, Gb, theta_t, m, b, J, x):
-    """One body's -(quadratic velocity terms) into x (7): -m A (ω̄×(ω̄×b)) and -Ḡᵀ(ω̄ × J ω̄)."""
-    w = np.empty(3)
-    u = np.empty(3)
+    """One body's -(quadratic velocity terms) into x (7): -m A (ω̄×(ω̄×b)) and -Ḡᵀ(ω̄ × J ω̄)
+    (scalars only: this runs per body and residual)."""
+    w0 = Gb[0, 0] * theta_t[0] + Gb[0, 1] * theta_t[1] + Gb[0, 2] * theta_t[2] + Gb[0, 3] * theta_t[3]
+    w1 = Gb[1, 0] * theta_t[0] + Gb[1, 1] * theta_t[1] + Gb[1, 2] * theta_t[2] + Gb[1, 3] * theta_t[3]
+    w2 = Gb[2, 0] * theta_t[0] + Gb[2, 1] * theta_t[1] + Gb[2, 2] * theta_t[2] + Gb[2, 3] * theta_t[3]
+    c0 = w1 * b[2] - w2 * b[1]
+    c1 = w2 * b[0] - w0 * b[2]
+    c2 = w0 * b[1] - w1 * b[0]
+    u0 = w1 * c2 - w2 * c1
+    u1 = w2 * c0 - w0 * c2
+    u2 = w0 * c1 - w1 * c0
     for i in range(3):
-        w[i] = Gb[i, 0] * theta_t[0] + Gb[i, 1] * theta_t[1] + Gb[i, 2] * theta_t[2] + Gb[i, 3] * theta_t[3]
-    c0 = w[1] * b[2] - w[2] * b[1]
-    c1 = w[2] * b[0] - w[0] * b[2]
-    c2 = w[0] * b[1] - w[1] * b[0]
-    u[0] = w[1] * c2 - w[2] * c1
-    u[1] = w[2] * c0 - w[0] * c2
-    u[2] = w[0] * c1 - w[1] * c0
-    for i in range(3):
-        x[i] = -m * (A[i, 0] * u[0] + A[i, 1] * u[1] + A[i, 2] * u[2])
-    Jw0 = J[0, 0] * w[0] + J[0, 1] * w[1] + J[0, 2] * w[2]
-    Jw1 = J[1, 0] * w[0] + J[1, 1] * w[1] + J[1, 2] * w[2]
-    Jw2 = J[2, 0] * w[0] + J[2, 1] * w[1] + J[2, 2] * w[2]
-    c0 = w[1] * Jw2 - w[2] * Jw1
-    c1 = w[2] * Jw0 - w[0] * Jw2
-    c2 = w[0] * Jw1 - w[1] * Jw0
+        x[i] = -m * (A[i, 0] * u0 + A[i, 1] * u1 + A[i, 2] * u2)
+    Jw0 = J[0, 0] * w0 + J[0, 1] * w1 + J[0, 2] * w2
+    Jw1 = J[1, 0] * w0 + J[1, 1] * w1 + J[1, 2] * w2
+    Jw2 = J[2, 0] * w0 + J[2, 1] * w1 + J[2, 2] * w2
+    c0 = w1 * Jw2 - w2 * Jw1
+    c1 = w2 * Jw0 - w0 * Jw2
+    c2 = w0 * Jw1 - w1 * Jw0
     for j in range(4):
         x[3 + j] = -(Gb[0, j] * c0 + Gb[1, j] * c1 + Gb[2, j] * c2)
 
