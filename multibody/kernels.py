@@ -143,9 +143,16 @@ def rigid_mass_matrices(fA, fGbar, frame, mass, com, inertia):
 def rigid_mass_times(fA, fGbar, frame, cols, mass, com, inertia, a, n2):
     """Σ_bodies M_k a[cols_k] scattered on the n2 coordinates (the dummy column dropped), without
     forming M: [m a_t + Mtr a_r; Mtrᵀ a_t + Ḡᵀ J Ḡ a_r], Mtr = -m A b̃ Ḡ (zero when b = 0)."""
-    out = np.zeros(n2)
-    x = np.empty(7)
-    ar = np.empty(4)
+    out = np.empty(n2)
+    rigid_mass_times_into(out, np.empty(7), np.empty(4), fA, fGbar, frame, cols, mass, com, inertia, a)
+    return out
+
+
+@jit
+def rigid_mass_times_into(out, x, ar, fA, fGbar, frame, cols, mass, com, inertia, a):
+    """rigid_mass_times into out (n2), with scratch x (7) and ar (>= 4)."""
+    n2 = out.shape[0]
+    out[:] = 0.0
     for k in range(frame.shape[0]):
         f = frame[k]
         for i in range(7):
@@ -180,7 +187,6 @@ def rigid_mass_times(fA, fGbar, frame, cols, mass, com, inertia, a, n2):
         for i in range(7):
             if cols[k, i] < n2:
                 out[cols[k, i]] += x[i]
-    return out
 
 
 @jit
@@ -211,15 +217,22 @@ def _rigid_qv(A, Gb, theta_t, m, b, J, x):
 @jit
 def rigid_quadratic_velocity(fA, fGbar, theta_t, frame, cols, mass, com, inertia, n2):
     """-(quadratic velocity terms) of all rigid bodies, scattered on n2."""
-    out = np.zeros(n2)
-    x = np.empty(7)
+    out = np.empty(n2)
+    rigid_quadratic_velocity_into(out, np.empty(7), fA, fGbar, theta_t, frame, cols, mass, com, inertia)
+    return out
+
+
+@jit
+def rigid_quadratic_velocity_into(out, x, fA, fGbar, theta_t, frame, cols, mass, com, inertia):
+    """rigid_quadratic_velocity into out (n2), with scratch x (7)."""
+    n2 = out.shape[0]
+    out[:] = 0.0
     for k in range(frame.shape[0]):
         f = frame[k]
         _rigid_qv(fA[f], fGbar[f], theta_t[f], mass[k], com[k], inertia[k], x)
         for i in range(7):
             if cols[k, i] < n2:
                 out[cols[k, i]] += x[i]
-    return out
 
 
 @jit
@@ -297,14 +310,18 @@ def joint_rows(rot, pos, vel, omega, Jpos, Jrot, m0, m1, R0, R1, kinds, ri, rj, 
     n, nr = m0.shape[0], kinds.shape[1]
     g = np.empty((n, nr))
     C = np.empty((n, nr, 14))  # every row kind writes all 14 columns
-    A0 = np.empty((3, 3))
-    A1 = np.empty((3, 3))
-    dp = np.empty(3)
-    dv = np.empty(3)
-    a = np.empty(3)
-    b = np.empty(3)
-    w = np.empty(3)
-    for k in range(n):
+    joint_rows_into(g, C, np.empty((2, 3, 3)), np.empty((5, 3)), rot, pos, vel, omega, Jpos, Jrot, m0, m1, R0, R1,
+                    kinds, ri, rj, nrows, velocity_level)
+    return g, C
+
+
+@jit
+def joint_rows_into(g, C, mats, vecs, rot, pos, vel, omega, Jpos, Jrot, m0, m1, R0, R1, kinds, ri, rj, nrows,
+                    velocity_level):
+    """joint_rows into (g, C), with scratch mats (2,3,3) and vecs (5,3)."""
+    A0, A1 = mats[0], mats[1]
+    dp, dv, a, b, w = vecs[0], vecs[1], vecs[2], vecs[3], vecs[4]
+    for k in range(m0.shape[0]):
         p, q_ = m0[k], m1[k]
         for i in range(3):
             for j in range(3):
@@ -349,14 +366,13 @@ def joint_rows(rot, pos, vel, omega, Jpos, Jrot, m0, m1, R0, R1, kinds, ri, rj, 
                     g[k, r] = _cross_dot(w0, a, b) + _cross_dot(w1, b, a)
                 else:
                     g[k, r] = a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-    return g, C
 
 
 @jit
-def _spring(dp, dv, k, d, L0, fa, voff):
-    """(L, e, f) of a spring-damper (SpringDampers._geometry and scalar_force)."""
+def _spring(dp, dv, k, d, L0, fa, voff, e):
+    """(L, f) of a spring-damper and its direction into e (SpringDampers._geometry and scalar_force)."""
     L = np.sqrt(dp[0] * dp[0] + dp[1] * dp[1] + dp[2] * dp[2])
-    e = np.zeros(3)
+    e[:] = 0.0
     if L > 0:
         for i in range(3):
             e[i] = dp[i] / L
@@ -366,15 +382,23 @@ def _spring(dp, dv, k, d, L0, fa, voff):
             for i in range(3):
                 e[i] = dv[i] / vn
     f = k * (L - L0) + d * ((e[0] * dv[0] + e[1] * dv[1] + e[2] * dv[2]) - voff) + fa
-    return L, e, f
+    return L, f
 
 
 @jit
 def spring_forces(pos, vel, Jpos, mcols, m0, m1, k, d, L0, fa, voff, active, n2):
     """Generalized forces +J0ᵀ(f e), -J1ᵀ(f e) of all spring-dampers, scattered on n2."""
-    out = np.zeros(n2)
-    dp = np.empty(3)
-    dv = np.empty(3)
+    out = np.empty(n2)
+    spring_forces_into(out, np.empty((3, 3)), pos, vel, Jpos, mcols, m0, m1, k, d, L0, fa, voff, active)
+    return out
+
+
+@jit
+def spring_forces_into(out, vecs, pos, vel, Jpos, mcols, m0, m1, k, d, L0, fa, voff, active):
+    """spring_forces into out (n2), with scratch vecs (3,3)."""
+    n2 = out.shape[0]
+    out[:] = 0.0
+    dp, dv, e = vecs[0], vecs[1], vecs[2]
     for i in range(m0.shape[0]):
         if not active[i]:
             continue
@@ -382,7 +406,7 @@ def spring_forces(pos, vel, Jpos, mcols, m0, m1, k, d, L0, fa, voff, active, n2)
         for c in range(3):
             dp[c] = pos[q_, c] - pos[p, c]
             dv[c] = vel[q_, c] - vel[p, c]
-        L, e, f = _spring(dp, dv, k[i], d[i], L0[i], fa[i], voff[i])
+        _, f = _spring(dp, dv, k[i], d[i], L0[i], fa[i], voff[i], e)
         F0, F1, F2 = f * e[0], f * e[1], f * e[2]
         for j in range(7):
             col = mcols[p, j]
@@ -391,7 +415,6 @@ def spring_forces(pos, vel, Jpos, mcols, m0, m1, k, d, L0, fa, voff, active, n2)
             col = mcols[q_, j]
             if col < n2:
                 out[col] -= Jpos[q_, 0, j] * F0 + Jpos[q_, 1, j] * F1 + Jpos[q_, 2, j] * F2
-    return out
 
 
 @jit
@@ -404,6 +427,7 @@ def spring_jacobians(pos, vel, Jpos, m0, m1, k, d, L0, fa, voff, active):
     dvv = np.zeros((n, 14, 14))
     dp = np.empty(3)
     dv = np.empty(3)
+    e = np.empty(3)
     Jd = np.empty((3, 14))
     K = np.empty((3, 3))
     D = np.empty((3, 3))
@@ -420,7 +444,7 @@ def spring_jacobians(pos, vel, Jpos, m0, m1, k, d, L0, fa, voff, active):
             for j in range(7):
                 Jd[c, j] = -Jpos[p, c, j]
                 Jd[c, 7 + j] = Jpos[q_, c, j]
-        L, e, f = _spring(dp, dv, k[i], d[i], L0[i], fa[i], voff[i])
+        L, f = _spring(dp, dv, k[i], d[i], L0[i], fa[i], voff[i], e)
         invL = 1.0 / L if L > 0 else 0.0
         for a in range(3):
             for b in range(3):
@@ -445,9 +469,16 @@ def spring_jacobians(pos, vel, Jpos, m0, m1, k, d, L0, fa, voff, active):
 def ep_normalization(theta, theta_t, frame, velocity_level):
     """(g (n,1), C (n,1,7)) of θᵀθ - 1 (index 2: 2θᵀθ̇) per Euler-parameter node."""
     n = frame.shape[0]
-    g = np.empty((n, 1))
-    C = np.zeros((n, 1, 7))
-    for k in range(n):
+    g, C = np.empty((n, 1)), np.empty((n, 1, 7))
+    ep_normalization_into(g, C, theta, theta_t, frame, velocity_level)
+    return g, C
+
+
+@jit
+def ep_normalization_into(g, C, theta, theta_t, frame, velocity_level):
+    """ep_normalization into (g, C)."""
+    C[:] = 0.0
+    for k in range(frame.shape[0]):
         th = theta[frame[k]]
         if velocity_level:
             tt = theta_t[frame[k]]
@@ -456,7 +487,13 @@ def ep_normalization(theta, theta_t, frame, velocity_level):
             g[k, 0] = (th[0] * th[0] + th[1] * th[1] + th[2] * th[2] + th[3] * th[3]) - 1.0
         for i in range(4):
             C[k, 0, 3 + i] = 2.0 * th[i]
-    return g, C
+
+
+@jit
+def residual_work(n2):
+    """Scratch arrays for residual_standard, made once per solve: three n2-vectors, (2,7) per-body
+    vectors, (2,3,3) matrices and (5,3) vectors per item."""
+    return np.empty(n2), np.empty(n2), np.empty(n2), np.empty((2, 7)), np.empty((2, 3, 3)), np.empty((5, 3))
 
 
 @jit
@@ -464,26 +501,31 @@ def residual_standard(a, lam, velocity_level, theta, theta_t, fA, fGbar, pos, ve
                       b_frame, b_cols, b_mass, b_com, b_inertia, l_markers, l_vec, l_weight, l_torque,
                       s_m0, s_m1, s_k, s_d, s_L0, s_fa, s_voff, s_active, e_frame, e_cols, e_ae,
                       j_m0, j_m1, j_R0, j_R1, j_kinds, j_ri, j_rj, j_nrows, j_cols, j_ae, j_active,
-                      rq, rg, eg, eC, jg, jC):
+                      rq, rg, eg, eC, jg, jC, f, tmp, cf, s7, mats, vecs):
     """The residual [M a - f + C_qᵀ λ; g] of a model with only the common item types (System.residual,
     one call instead of one per stage): the same kernels in the same order of summation as the
     per-group path, so the results are identical. Writes r_q, r_g, g and C of the EP normalization,
     g and C of all frame joints in one padded table into the given arrays (boxing returned arrays
-    costs ~0.5 µs each)."""
+    costs ~0.5 µs each). f, tmp, cf, s7, mats, vecs: scratch from residual_work (an allocation
+    costs about as much as a small item's arithmetic)."""
     n2 = a.shape[0]
-    f = np.zeros(n2)  # loads, in the order of items.loads (by type, then load)
+    f[:] = 0.0  # loads, in the order of items.loads (by type, then load)
     for k in range(l_markers.shape[0]):
         marker_loads(f, mcols, Jrot if l_torque[k] else Jpos, l_markers[k:k + 1], l_vec[k:k + 1],
                      l_weight[k:k + 1])
-    f += rigid_quadratic_velocity(fA, fGbar, theta_t, b_frame, b_cols, b_mass, b_com, b_inertia, n2)
+    rigid_quadratic_velocity_into(tmp, s7[0], fA, fGbar, theta_t, b_frame, b_cols, b_mass, b_com, b_inertia)
+    f += tmp
     if s_m0.shape[0]:
-        f += spring_forces(pos, vel, Jpos, mcols, s_m0, s_m1, s_k, s_d, s_L0, s_fa, s_voff, s_active, n2)
-    rq[:] = rigid_mass_times(fA, fGbar, b_frame, b_cols, b_mass, b_com, b_inertia, a, n2) - f
-    cf = np.zeros(n2)
-    eg[:], eC[:] = ep_normalization(theta, theta_t, e_frame, velocity_level)
+        spring_forces_into(tmp, vecs[:3], pos, vel, Jpos, mcols, s_m0, s_m1, s_k, s_d, s_L0, s_fa, s_voff, s_active)
+        f += tmp
+    rigid_mass_times_into(tmp, s7[0], s7[1], fA, fGbar, b_frame, b_cols, b_mass, b_com, b_inertia, a)
+    for i in range(n2):
+        rq[i] = tmp[i] - f[i]
+    cf[:] = 0.0
+    ep_normalization_into(eg, eC, theta, theta_t, e_frame, velocity_level)
     add_constraint_forces(cf, e_cols, eC, lam, e_ae)
-    jg[:], jC[:] = joint_rows(rot, pos, vel, omega, Jpos, Jrot, j_m0, j_m1, j_R0, j_R1, j_kinds, j_ri, j_rj,
-                              j_nrows, velocity_level)
+    joint_rows_into(jg, jC, mats, vecs, rot, pos, vel, omega, Jpos, Jrot, j_m0, j_m1, j_R0, j_R1, j_kinds, j_ri,
+                    j_rj, j_nrows, velocity_level)
     for k in range(j_m0.shape[0]):  # add_constraint_forces over each joint's own rows
         for c in range(14):
             col = j_cols[k, c]

@@ -303,7 +303,7 @@ class System:
             np.empty((nj, nr)), np.empty((nj, nr, 14))
         ev = [(self.ep_constraints, eg, eC)] if ne else []
         ev += [(g, jg[sl, :rows], jC[sl, :rows]) for g, sl, rows in self.joint_slices]
-        return (rq, rg, eg, eC, jg, jC), ev
+        return (rq, rg, eg, eC, jg, jC, *K.residual_work(self.n2)), ev
 
     def residual(self, kin: Kinematics, a: np.ndarray, lam: np.ndarray, velocity_level: bool, out=None):
         """(constraint_values, r_q = M a - f + C_qᵀ λ, r_g). With `out` from residual_out(): one

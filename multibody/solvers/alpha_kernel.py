@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from ..kernels import (CONVERGED, GIVE_UP, RESTART, jit, kinematics, newton_parameters, newton_rules,
-                       newton_update, residual_standard, rigid_mass_matrices, rigid_quadratic_velocity_jacobians,
+                       newton_update, residual_standard, residual_work, rigid_mass_matrices, rigid_quadratic_velocity_jacobians,
                        spring_jacobians)
 
 # return codes of run_steps
@@ -36,7 +36,8 @@ def _buffers(kin_tables, std, n2, nae):
     kb = (e(n2 + 1), e(n2 + 1), e((nF, 4)), e((nF, 4)), e((nF, 3, 3)), e((nF, 3, 4)), e((nF, 3, 4)), e((nF, 3)),
           e((nF, 3)), e((nF, 3)), e((nm, 3)), e((nm, 3, 3)), e((nm, 3)), e((nm, 3)), e((nm, 3, 7)), e((nm, 3, 7)))
     nj, nr, ne = std[21].shape[0], std[25].shape[1], std[18].shape[0]
-    rb = (e(n2), e(nae), e((ne, 1)), e((ne, 1, 7)), e((nj, nr)), e((nj, nr, 14)))
+    f, tmp, cf, s7, mats, vecs = residual_work(n2)
+    rb = (e(n2), e(nae), e((ne, 1)), e((ne, 1, 7)), e((nj, nr)), e((nj, nr, 14)), f, tmp, cf, s7, mats, vecs)
     return kb, rb
 
 
