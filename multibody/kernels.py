@@ -303,6 +303,17 @@ def _cross_dot(a, b, c):
 
 
 @jit
+def _joint_frames(rot, pos, vel, R0, R1, p, q_, A0, A1, dp, dv):
+    """Joint frames A0 = A_m0 R0, A1 = A_m1 R1 and Δp, Δv (marker 1 minus marker 0) into the given arrays."""
+    for i in range(3):
+        for j in range(3):
+            A0[i, j] = rot[p, i, 0] * R0[0, j] + rot[p, i, 1] * R0[1, j] + rot[p, i, 2] * R0[2, j]
+            A1[i, j] = rot[q_, i, 0] * R1[0, j] + rot[q_, i, 1] * R1[1, j] + rot[q_, i, 2] * R1[2, j]
+        dp[i] = pos[q_, i] - pos[p, i]
+        dv[i] = vel[q_, i] - vel[p, i]
+
+
+@jit
 def joint_rows(rot, pos, vel, omega, Jpos, Jrot, m0, m1, R0, R1, kinds, ri, rj, nrows, velocity_level):
     """(g (n,R), C (n,R,14)) of frame-joint rows (as frame_joint.constraint_row, per row): per joint k its
     first nrows[k] rows of kinds[k] (0 "t", 1 "tg", 2 "r") with axis indices ri[k] (and rj[k] for "r");
@@ -323,12 +334,7 @@ def joint_rows_into(g, C, mats, vecs, rot, pos, vel, omega, Jpos, Jrot, m0, m1, 
     dp, dv, a, b, w = vecs[0], vecs[1], vecs[2], vecs[3], vecs[4]
     for k in range(m0.shape[0]):
         p, q_ = m0[k], m1[k]
-        for i in range(3):
-            for j in range(3):
-                A0[i, j] = rot[p, i, 0] * R0[k, 0, j] + rot[p, i, 1] * R0[k, 1, j] + rot[p, i, 2] * R0[k, 2, j]
-                A1[i, j] = rot[q_, i, 0] * R1[k, 0, j] + rot[q_, i, 1] * R1[k, 1, j] + rot[q_, i, 2] * R1[k, 2, j]
-            dp[i] = pos[q_, i] - pos[p, i]
-            dv[i] = vel[q_, i] - vel[p, i]
+        _joint_frames(rot, pos, vel, R0[k], R1[k], p, q_, A0, A1, dp, dv)
         w0, w1 = omega[p], omega[q_]
         for r in range(nrows[k]):
             kind = kinds[k, r]
@@ -366,6 +372,43 @@ def joint_rows_into(g, C, mats, vecs, rot, pos, vel, omega, Jpos, Jrot, m0, m1, 
                     g[k, r] = _cross_dot(w0, a, b) + _cross_dot(w1, b, a)
                 else:
                     g[k, r] = a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@jit
+def joint_coordinates(rot, pos, vel, omega, Jpos, Jrot, m0, m1, R0, R1, revolute):
+    """(q_j, u_j, C (n,14)) of the free coordinate of each joint, for one state (as
+    Motions.coordinate): sliding x0ᵀΔp of a JointPrismaticX with its rate and the "t" row's
+    Jacobian, or for a JointRevoluteZ the angle atan2(y0ᵀx1, x0ᵀx1), z0ᵀ(ω1 - ω0) and
+    [-z0ᵀΓ0, z0ᵀΓ1]."""
+    n = m0.shape[0]
+    qj, uj, C = np.empty(n), np.empty(n), np.empty((n, 14))
+    A0, A1 = np.empty((3, 3)), np.empty((3, 3))
+    a, dp, dv, w = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
+    for k in range(n):
+        p, q_ = m0[k], m1[k]
+        _joint_frames(rot, pos, vel, R0[k], R1[k], p, q_, A0, A1, dp, dv)
+        if revolute[k]:
+            cos_ = A0[0, 0] * A1[0, 0] + A0[1, 0] * A1[1, 0] + A0[2, 0] * A1[2, 0]
+            sin_ = A0[0, 1] * A1[0, 0] + A0[1, 1] * A1[1, 0] + A0[2, 1] * A1[2, 0]
+            qj[k] = np.arctan2(sin_, cos_)
+            uj[k] = A0[0, 2] * (omega[q_, 0] - omega[p, 0]) + A0[1, 2] * (omega[q_, 1] - omega[p, 1]) \
+                + A0[2, 2] * (omega[q_, 2] - omega[p, 2])
+            for j in range(7):
+                C[k, j] = -(A0[0, 2] * Jrot[p, 0, j] + A0[1, 2] * Jrot[p, 1, j] + A0[2, 2] * Jrot[p, 2, j])
+                C[k, 7 + j] = A0[0, 2] * Jrot[q_, 0, j] + A0[1, 2] * Jrot[q_, 1, j] + A0[2, 2] * Jrot[q_, 2, j]
+            continue
+        for i in range(3):
+            a[i] = A0[i, 0]
+        w[0] = a[1] * dp[2] - a[2] * dp[1]
+        w[1] = a[2] * dp[0] - a[0] * dp[2]
+        w[2] = a[0] * dp[1] - a[1] * dp[0]
+        for j in range(7):
+            C[k, j] = -(a[0] * Jpos[p, 0, j] + a[1] * Jpos[p, 1, j] + a[2] * Jpos[p, 2, j]) \
+                + (w[0] * Jrot[p, 0, j] + w[1] * Jrot[p, 1, j] + w[2] * Jrot[p, 2, j])
+            C[k, 7 + j] = a[0] * Jpos[q_, 0, j] + a[1] * Jpos[q_, 1, j] + a[2] * Jpos[q_, 2, j]
+        qj[k] = a[0] * dp[0] + a[1] * dp[1] + a[2] * dp[2]
+        uj[k] = (a[0] * dv[0] + a[1] * dv[1] + a[2] * dv[2]) + _cross_dot(omega[p], a, dp)
+    return qj, uj, C
 
 
 @jit

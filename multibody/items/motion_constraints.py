@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import kernels as K
 from ..output_kernels import row_kinematics
 from .frame_joint import JointFrames, constraint_row
 
@@ -50,6 +51,9 @@ class Motions:
     # kin: the kinematics of one state (solver) or of sensor rows (leading axis: rows)
     def coordinate(self, kin):
         """(q_j, u_j, C) of every motion's joint: sliding or angle, its rate, its Jacobian (...,n,14)."""
+        if kin.q.ndim == 1:  # one solver state: one compiled call (this numpy costs ~100 µs per state)
+            return K.joint_coordinates(kin.rot, kin.pos, kin.vel, kin.omega, kin.Jpos, kin.Jrot, self.m0, self.m1,
+                                       self.R0, self.R1, self.revolute)
         fr = JointFrames(kin, self.m0, self.m1, self.R0, self.R1)
         qj, C = constraint_row(fr, ("t", 0), False)
         uj, _ = constraint_row(fr, ("t", 0), True)
