@@ -315,7 +315,7 @@ def _joint_frames(rot, pos, vel, R0, R1, p, q_, A0, A1, dp, dv):
 
 @jit
 def joint_rows(rot, pos, vel, omega, Jpos, Jrot, m0, m1, R0, R1, kinds, ri, rj, nrows, velocity_level):
-    """(g (n,R), C (n,R,14)) of frame-joint rows (as frame_joint.constraint_row, per row): per joint k its
+    """(g (n,R), C (n,R,14)) of frame-joint rows (the row kinds of items/frame_joint.py): per joint k its
     first nrows[k] rows of kinds[k] (0 "t", 1 "tg", 2 "r") with axis indices ri[k] (and rj[k] for "r");
     rows past nrows[k] (joints of several types in one table) are left unset."""
     n, nr = m0.shape[0], kinds.shape[1]

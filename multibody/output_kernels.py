@@ -2,8 +2,8 @@
 evaluated a chunk at a time (outputs.SensorSet), so every output is one numpy expression over
 the rows instead of one Python evaluation per row.
 
-Numba's on-disk cache does not notice changes of `kernels.kinematics` (another file):
-after changing it, delete the cached `output_kernels.*` files (or touch this file).
+Numba's on-disk cache does not notice changes of the kernels these call (kernels.py, another
+file): after changing those, delete the cached `output_kernels.*` files (or touch this file).
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import dataclasses
 
 import numpy as np
 
-from .kernels import jit, kinematics
+from .kernels import jit, joint_coordinates, kinematics
 
 ROW_ARRAYS = ("q", "v", "theta", "theta_t", "fA", "fG", "fGbar", "fpos", "fvel", "fomega", "pos", "rot", "vel",
               "omega", "Jpos", "Jrot")  # the arrays of a Kinematics, in the order of kernels.kinematics
@@ -25,6 +25,17 @@ def kinematics_rows(q, v, fcols, fpos_ref, ftheta_ref, f_is_ep, mframe, mlocal, 
         kinematics(q[r], v[r], fcols, fpos_ref, ftheta_ref, f_is_ep, mframe, mlocal, mrot, mrot_identity,
                    qx[r], vx[r], theta[r], theta_t[r], fA[r], fG[r], fGbar[r], fpos[r], fvel[r], fomega[r],
                    pos[r], rot[r], vel[r], omega[r], Jpos[r], Jrot[r])
+
+
+@jit
+def joint_coordinates_rows(rot, pos, vel, omega, Jpos, Jrot, m0, m1, R0, R1, revolute):
+    """kernels.joint_coordinates of every row (leading axis of the kinematics arrays)."""
+    R, n = rot.shape[0], m0.shape[0]
+    qj, uj, C = np.empty((R, n)), np.empty((R, n)), np.empty((R, n, 14))
+    for r in range(R):
+        qj[r], uj[r], C[r] = joint_coordinates(rot[r], pos[r], vel[r], omega[r], Jpos[r], Jrot[r], m0, m1, R0, R1,
+                                               revolute)
+    return qj, uj, C
 
 
 def empty_rows(system, rows: int, markers: bool = True):

@@ -39,6 +39,9 @@ class RigidBodies:
     def mass_matrices(self, kin) -> np.ndarray:
         return K.rigid_mass_matrices(kin.fA, kin.fGbar, self.frame, self.mass, self.com, self.inertia)
 
+    def mass_values(self, kin) -> np.ndarray:
+        return self.mass_matrices(kin).ravel()
+
     def newton_values(self, kin, mass_factor: float, k_factor: float, d_factor: float) -> np.ndarray:
         """mass_factor·M − k_factor·∂f/∂q − d_factor·∂f/∂v per body, f the quadratic velocity terms."""
         M = self.mass_matrices(kin)

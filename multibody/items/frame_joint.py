@@ -13,57 +13,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernels as K
-from ..rotations import cross, matvec, tait_bryan_xyz
+from ..rotations import matvec, tait_bryan_xyz
 
 ROT_OUTPUTS = ("Position", "Velocity", "DisplacementLocal", "VelocityLocal", "Rotation", "AngularVelocityLocal",
                "ForceLocal", "TorqueLocal", "HomogeneousTransformation", "HomogeneousTransformationLocal")
-
-
-class JointFrames:
-    """Joint frames J0/J1 (marker frame times rotationMarker0/1) and relative motion, over any
-    leading axes of the kinematics (one state, or the rows of sensors)."""
-
-    def __init__(self, kin, m0, m1, R0, R1):
-        self.A0 = kin.rot[..., m0, :, :] @ R0
-        self.A1 = kin.rot[..., m1, :, :] @ R1
-        self.p0, self.p1 = kin.pos[..., m0, :], kin.pos[..., m1, :]
-        self.dp = self.p1 - self.p0
-        self.dv = kin.vel[..., m1, :] - kin.vel[..., m0, :]
-        self.w0, self.w1 = kin.omega[..., m0, :], kin.omega[..., m1, :]
-        self.J0, self.J1 = kin.Jpos[..., m0, :, :], kin.Jpos[..., m1, :, :]
-        self.G0, self.G1 = kin.Jrot[..., m0, :, :], kin.Jrot[..., m1, :, :]
-
-
-def _dot(a, b):
-    return np.einsum("...i,...i->...", a, b)
-
-
-def _rowvec(a, J):
-    """aᵀ J per item: (...,3),(...,3,7) -> (...,7)."""
-    return np.einsum("...i,...ij->...j", a, J)
-
-
-def constraint_row(fr: JointFrames, spec: tuple, velocity_level: bool):
-    """(g (...,), C (...,14)) of one row kind for all joints."""
-    kind = spec[0]
-    C = np.zeros(fr.dp.shape[:-1] + (14,))
-    if kind == "tg":
-        k = spec[1]
-        C[..., :7] = -fr.J0[..., k, :]
-        C[..., 7:] = fr.J1[..., k, :]
-        g = fr.dv[..., k] if velocity_level else fr.dp[..., k]
-    elif kind == "t":
-        a = fr.A0[..., spec[1]]
-        C[..., :7] = -_rowvec(a, fr.J0) + _rowvec(cross(a, fr.dp), fr.G0)
-        C[..., 7:] = _rowvec(a, fr.J1)
-        g = _dot(a, fr.dv) + _dot(cross(fr.w0, a), fr.dp) if velocity_level else _dot(a, fr.dp)
-    else:
-        a, b = fr.A0[..., spec[1]], fr.A1[..., spec[2]]
-        w = cross(a, b)
-        C[..., :7] = _rowvec(w, fr.G0)
-        C[..., 7:] = -_rowvec(w, fr.G1)
-        g = _dot(cross(fr.w0, a), b) + _dot(a, cross(fr.w1, b)) if velocity_level else _dot(a, b)
-    return g, C
 
 
 class FrameJointGroup:

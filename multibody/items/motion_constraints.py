@@ -12,8 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernels as K
-from ..output_kernels import row_kinematics
-from .frame_joint import JointFrames, constraint_row
+from ..output_kernels import joint_coordinates_rows, row_kinematics
 
 LEVELS = {"Position": 0, "Velocity": 1, "Acceleration": 2}
 
@@ -51,22 +50,9 @@ class Motions:
     # kin: the kinematics of one state (solver) or of sensor rows (leading axis: rows)
     def coordinate(self, kin):
         """(q_j, u_j, C) of every motion's joint: sliding or angle, its rate, its Jacobian (...,n,14)."""
-        if kin.q.ndim == 1:  # one solver state: one compiled call (this numpy costs ~100 µs per state)
-            return K.joint_coordinates(kin.rot, kin.pos, kin.vel, kin.omega, kin.Jpos, kin.Jrot, self.m0, self.m1,
-                                       self.R0, self.R1, self.revolute)
-        fr = JointFrames(kin, self.m0, self.m1, self.R0, self.R1)
-        qj, C = constraint_row(fr, ("t", 0), False)
-        uj, _ = constraint_row(fr, ("t", 0), True)
-        if self.revolute.any():
-            x0, y0, z0, x1 = fr.A0[..., 0], fr.A0[..., 1], fr.A0[..., 2], fr.A1[..., 0]
-            angle = np.arctan2(np.einsum("...i,...i->...", y0, x1), np.einsum("...i,...i->...", x0, x1))
-            rate = np.einsum("...i,...i->...", z0, fr.w1 - fr.w0)
-            Cr = np.concatenate([-np.einsum("...i,...ij->...j", z0, fr.G0), np.einsum("...i,...ij->...j", z0, fr.G1)],
-                                axis=-1)
-            rev = self.revolute
-            qj, uj = np.where(rev, angle, qj), np.where(rev, rate, uj)
-            C = np.where(rev[:, None], Cr, C)
-        return qj, uj, C
+        joints = (self.m0, self.m1, self.R0, self.R1, self.revolute)
+        frames = (kin.rot, kin.pos, kin.vel, kin.omega, kin.Jpos, kin.Jrot)
+        return K.joint_coordinates(*frames, *joints) if kin.q.ndim == 1 else joint_coordinates_rows(*frames, *joints)
 
     def joint_acceleration(self, kin, a: np.ndarray, C: np.ndarray) -> np.ndarray:
         """u̇_j = C a + (∂u_j/∂q) v, the second term by a central difference along v."""

@@ -9,6 +9,9 @@ run in one call over many steps (and the initial accelerations in another). It m
 tests/multibody/test_compiled_loop.py runs both on the same models); anything unusual (a
 singular matrix, a non-finite update) hands the state back to the Python loop, which owns the
 diagnostics.
+
+Numba's on-disk cache does not notice changes of the kernels these call (kernels.py, another
+file): after changing those, delete the cached `alpha_kernel.*` files (or touch this file).
 """
 from __future__ import annotations
 

@@ -93,7 +93,7 @@ class _Explicit:
         self.fixed = np.array(fixed, dtype=int)
         M = np.zeros((system.n2 + 1, system.n2 + 1))
         kin = system.kinematics(0.0, system.q_init, system.v_init)
-        for group, vals in ((system.bodies, system.bodies.newton_values(kin, 1.0, 0.0, 0.0)),
+        for group, vals in ((system.bodies, system.bodies.mass_values(kin)),
                             (system.mass_points, system.mass_points.mass_values())):
             r, c = group.mass_pattern()
             np.add.at(M, (r, c), np.ravel(vals))
