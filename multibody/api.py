@@ -7,78 +7,15 @@
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
-import numpy as np
+from .model import load_model
+from .solvers import run
+from .solvers.generalized_alpha import solve_dynamic
+from .values import ModelInvalid, Problem, Results, SensorSeries, SimulationCanceled, Validation
 
-
-@dataclass(frozen=True)
-class Problem:
-    """One thing wrong with a model document: where (JSON path), which item, what."""
-    path: str
-    message: str
-    item: str | None = None
-
-    def to_dict(self) -> dict:
-        return {"path": self.path, "message": self.message, "item": self.item}
-
-    def __str__(self) -> str:
-        who = f" ({self.item})" if self.item else ""
-        return f"{self.path}{who}: {self.message}"
-
-
-class ModelInvalid(Exception):
-    """The document is not a valid model; `problems` lists every problem found."""
-
-    def __init__(self, problems: list[Problem]):
-        self.problems = list(problems)
-        super().__init__("; ".join(str(p) for p in self.problems[:5])
-                         + (f" (and {len(self.problems) - 5} more)" if len(self.problems) > 5 else ""))
-
-
-class SimulationCanceled(Exception):
-    """The cancel callback asked the solver to stop."""
-
-
-@dataclass
-class Validation:
-    ok: bool
-    problems: list[Problem]
-    warnings: list[dict]
-    summary: dict
-    expanded: dict | None = None  # the document after convenience items were expanded
-
-
-@dataclass
-class SensorSeries:
-    sensorType: str
-    item: str | None
-    outputVariableType: str
-    columns: list[str]
-    data: np.ndarray  # rows x len(columns), first column time
-
-    def to_dict(self) -> dict:
-        return {"sensorType": self.sensorType, "item": self.item,
-                "outputVariableType": self.outputVariableType,
-                "columns": list(self.columns), "data": self.data.tolist()}
-
-
-@dataclass
-class Results:
-    status: str  # "succeeded" | "failed"
-    warnings: list[dict]
-    solver: dict
-    sensors: dict[str, SensorSeries] = field(default_factory=dict)
-    error: dict | None = None  # {"code", "message", "detail"} when failed
-
-    def to_document(self) -> dict:
-        doc: dict[str, Any] = {"status": self.status, "warnings": list(self.warnings),
-                               "solver": dict(self.solver)}
-        if self.error is not None:
-            doc["error"] = self.error
-        doc["sensors"] = {name: s.to_dict() for name, s in self.sensors.items()}
-        return doc
+__all__ = ["ModelInvalid", "Problem", "Results", "SensorSeries", "SimulationCanceled", "Validation",
+           "merge_settings", "run_document", "simulate", "validate_document", "warm_up"]
 
 
 def merge_settings(doc: dict, overrides: dict | None) -> dict:
@@ -103,7 +40,6 @@ def merge_settings(doc: dict, overrides: dict | None) -> dict:
 
 def validate_document(doc: Any) -> Validation:
     """Check a model document; all problems at once, each with its JSON path."""
-    from .model import load_model
     try:
         loaded = load_model(doc)
     except ModelInvalid as exc:
@@ -119,8 +55,6 @@ def simulate(doc: Any, *, progress: Callable[[float], None] | None = None,
 
     progress(fraction) is called at most every ~0.2 s of wall time with simulated/end time.
     """
-    from .model import load_model
-    from .solvers import run
     loaded = load_model(doc)
     return run(loaded, progress=progress, cancel=cancel)
 
@@ -142,8 +76,6 @@ WARM_UP_MODEL = {  # one body on a slider with a spring: touches every compiled 
 
 def warm_up() -> None:
     """Load (or compile) the core's compiled kernels now, so a process's first job does not pay it."""
-    from .model import load_model
-    from .solvers.generalized_alpha import solve_dynamic
     simulate(WARM_UP_MODEL)  # small models: the compiled step loop
     solve_dynamic(load_model(WARM_UP_MODEL), compiled=False)  # large ones: the Python loop's kernels
 

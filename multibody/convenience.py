@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, Validatio
 
 from . import rotations as R
 from . import schema as S
-from .api import Problem
+from .values import Problem
 
 DEFAULT_COLOR = [-1.0, -1.0, -1.0, -1.0]  # exudyn.graphics.color.default: the renderer's default
 Color = Annotated[list[S.FiniteFloat], Field(min_length=4, max_length=4)]

@@ -12,11 +12,14 @@ from pydantic import ValidationError
 
 from . import schema as S
 from . import settings as settings_mod
-from .api import ModelInvalid, Problem
+from .capabilities import SUPPORTED_DYNAMIC, explicit_solver_problems
 from .convenience import expand_convenience
+from .motions import MotionError, build_motion_law
+from .outputs import check_sensor_outputs
+from .system import System
+from .values import ModelInvalid, Problem
 
 # what a reference must point at: item type names, per list
-RIGID_BODY_TYPES = {"RigidBody"}
 BODY_TYPES = {"RigidBody", "MassPoint", "Ground"}
 RIGID_MARKERS = {"BodyRigid", "NodeRigid"}
 POSITION_MARKERS = {"BodyRigid", "BodyPosition", "NodeRigid", "NodePosition"}
@@ -65,7 +68,6 @@ class LoadedModel:
     @property
     def system(self):
         if self._system is None:
-            from .system import System
             self._system = System(self)
         return self._system
 
@@ -162,13 +164,11 @@ class _Checker:
         self.resolve_loads()
         self.resolve_sensors()
         motions = self.resolve_motions()
-        from .solvers.explicit import model_problems
-        self.problems += model_problems(self.doc, settings, self.names, self.refs)
+        self.problems += explicit_solver_problems(self.doc, settings, self.names, self.refs)
         if self.problems:
             raise ModelInvalid(self.problems)
         loaded = LoadedModel(document=self.doc, settings=settings, names=self.names, refs=self.refs,
                              motions=motions, warnings=self.warnings)
-        from .outputs import check_sensor_outputs
         problems = check_sensor_outputs(loaded)
         if problems:
             raise ModelInvalid(problems)
@@ -192,7 +192,6 @@ class _Checker:
         if solve.type == "Dynamic" and solve.solverType not in settings_mod.ENUMS["DynamicSolverType"]:
             self.problems.append(Problem("solve.solverType", f"unknown DynamicSolverType {solve.solverType!r}; "
                                                              f"one of {', '.join(settings_mod.ENUMS['DynamicSolverType'])}"))
-        from .solvers import SUPPORTED_DYNAMIC
         if solve.type == "Dynamic" and solve.solverType in settings_mod.ENUMS["DynamicSolverType"] \
                 and solve.solverType not in SUPPORTED_DYNAMIC:
             self.problems.append(Problem("solve.solverType", f"{solve.solverType} is not supported; supported: "
@@ -310,7 +309,6 @@ class _Checker:
 
     def resolve_motions(self) -> list:
         """[(law, joint object index)] per motion; a joint's coordinate takes at most one motion."""
-        from .motions import MotionError, build_motion_law
         laws, on_joint = [], {}
         for i, spec in enumerate(self.doc.motions):
             joint = self.lookup("motions", i, ".joint", "objects", spec.joint, {"JointPrismaticX", "JointRevoluteZ"},

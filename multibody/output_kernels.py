@@ -12,9 +12,7 @@ import dataclasses
 import numpy as np
 
 from .kernels import jit, joint_coordinates, kinematics
-
-ROW_ARRAYS = ("q", "v", "theta", "theta_t", "fA", "fG", "fGbar", "fpos", "fvel", "fomega", "pos", "rot", "vel",
-              "omega", "Jpos", "Jrot")  # the arrays of a Kinematics, in the order of kernels.kinematics
+from .kinematics import ROW_ARRAYS, empty_kinematics
 
 
 @jit
@@ -41,11 +39,8 @@ def joint_coordinates_rows(rot, pos, vel, omega, Jpos, Jrot, m0, m1, R0, R1, rev
 def empty_rows(system, rows: int, markers: bool = True):
     """A Kinematics of `rows` rows for row_kinematics to fill; markers=False: frames only (no
     marker rows), for sensors that read no marker (most of the work on large models)."""
-    from .system import Kinematics  # system imports the items, which import this module
-    nF, nm, e = len(system.fcols), len(system.mframe) if markers else 0, np.empty
-    shapes = ((system.n2 + 1,), (system.n2 + 1,), (nF, 4), (nF, 4), (nF, 3, 3), (nF, 3, 4), (nF, 3, 4), (nF, 3),
-              (nF, 3), (nF, 3), (nm, 3), (nm, 3, 3), (nm, 3), (nm, 3), (nm, 3, 7), (nm, 3, 7))
-    return Kinematics(np.zeros(rows), *(e((rows,) + shape) for shape in shapes))
+    return empty_kinematics(np.zeros(rows), system.n2, len(system.fcols), len(system.mframe) if markers else 0,
+                            (rows,))
 
 
 def row_bytes(system, markers: bool = True) -> int:

@@ -6,9 +6,10 @@ from functools import partial
 
 import numpy as np
 
-from .api import Problem, SensorSeries
+from .items import CONSTRAINT_GROUPS, FORCE_GROUPS
 from .output_kernels import empty_rows, row_bytes, row_kinematics
 from .rotations import cross, ep_rotation, matvec, tait_bryan_xyz
+from .values import Problem, SensorSeries
 
 EP_NODE_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration", "Coordinates", "Coordinates_t",
                    "Coordinates_tt", "CoordinatesTotal", "RotationMatrix", "Rotation", "AngularVelocity",
@@ -44,7 +45,6 @@ def columns(var: str, n: int) -> list[str]:
 
 def available_outputs(loaded, i: int) -> tuple[str, ...]:
     """The output variables sensors[i]'s item has (Exudyn's list for its type)."""
-    from .items import CONSTRAINT_GROUPS, FORCE_GROUPS
     doc = loaded.document
     t = doc.sensors[i].sensorType
     if t == "Node":

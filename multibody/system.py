@@ -14,8 +14,6 @@ one extra "dummy" slot at index n2 that ground markers point at, so every marker
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from . import kernels as K
@@ -27,29 +25,7 @@ from .items.frame_joint import FrameJointGroup
 from .items.loads import Loads
 from .items.motion_constraints import Motions
 from .items.spring_damper import SpringDampers
-
-
-@dataclass
-class Kinematics:
-    """Everything the items read at one (q, v): frames and markers, global coordinates."""
-    t: float
-    q: np.ndarray  # extended by the dummy slot
-    v: np.ndarray
-    theta: np.ndarray  # (nF,4) Euler parameters of every frame
-    theta_t: np.ndarray
-    fA: np.ndarray  # (nF,3,3)
-    fG: np.ndarray  # (nF,3,4), zero for frames without rotation coordinates
-    fGbar: np.ndarray
-    fpos: np.ndarray
-    fvel: np.ndarray
-    fomega: np.ndarray  # global angular velocity
-    pos: np.ndarray  # markers (nm,3)
-    rot: np.ndarray  # (nm,3,3) marker frame (A times localHT rotation)
-    vel: np.ndarray
-    omega: np.ndarray
-    Jpos: np.ndarray  # (nm,3,7) position Jacobian on the marker's 7 columns
-    Jrot: np.ndarray  # (nm,3,7) rotation Jacobian (global angular velocity directions)
-    a: np.ndarray | None = None  # the iterate's accelerations, for acceleration-level motions
+from .kinematics import Kinematics, empty_kinematics
 
 
 class System:
@@ -267,11 +243,8 @@ class System:
     def kinematics(self, t: float, q: np.ndarray, v: np.ndarray, out: Kinematics | None = None) -> Kinematics:
         """The kinematics at (q, v), into `out` if given (its previous contents are overwritten:
         for a caller that holds no other reference to them)."""
-        nF, nm, e = len(self.fcols), len(self.mframe), np.empty
         if out is None:
-            kin = Kinematics(t, e(self.n2 + 1), e(self.n2 + 1), e((nF, 4)), e((nF, 4)), e((nF, 3, 3)),
-                             e((nF, 3, 4)), e((nF, 3, 4)), e((nF, 3)), e((nF, 3)), e((nF, 3)), e((nm, 3)),
-                             e((nm, 3, 3)), e((nm, 3)), e((nm, 3)), e((nm, 3, 7)), e((nm, 3, 7)))
+            kin = empty_kinematics(t, self.n2, len(self.fcols), len(self.mframe))
         else:
             kin = out
             kin.t, kin.a = t, None

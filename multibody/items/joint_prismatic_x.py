@@ -14,7 +14,6 @@ class JointPrismaticX(FrameJointGroup):
     OBJECT_TYPE = "JointPrismaticX"
     ROWS = (("t", 1), ("t", 2), ("r", 2, 1), ("r", 2, 0), ("r", 0, 1))
     OUTPUTS = ROT_OUTPUTS
-    FREE_AXIS = ("t", 0)  # the coordinate a motion prescribes: x0ᵀΔp
 
     def output(self, kin, k: int, var: str, lam: np.ndarray, motion_force: np.ndarray):
         """Over sensor rows: lam (rows, 5) this joint's multipliers, motion_force (rows,)."""

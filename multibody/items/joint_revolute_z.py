@@ -15,7 +15,6 @@ class JointRevoluteZ(FrameJointGroup):
     OBJECT_TYPE = "JointRevoluteZ"
     ROWS = (("tg", 0), ("tg", 1), ("tg", 2), ("r", 2, 0), ("r", 2, 1))
     OUTPUTS = ROT_OUTPUTS
-    FREE_AXIS = ("angle", 2)
 
     def output(self, kin, k: int, var: str, lam: np.ndarray, motion_force: np.ndarray):
         """Over sensor rows: lam (rows, 5) this joint's multipliers, motion_force (rows,)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernels
+from .bodies import _block_pattern
 
 
 class TwoMarkerForceGroup:
@@ -42,7 +43,6 @@ class TwoMarkerForceGroup:
         return self.system.scatter(self.cols, -np.einsum("nij,ni->nj", self.d_relative(kin), F))
 
     def jacobian_pattern(self):
-        from .bodies import _block_pattern
         return _block_pattern(self.cols)
 
     def jacobian_values(self, kin):

@@ -1,16 +1,15 @@
 """Solvers: run a loaded model and produce Results."""
 from __future__ import annotations
 
-SUPPORTED_DYNAMIC = ("GeneralizedAlpha", "TrapezoidalIndex2", "ExplicitEuler", "ExplicitMidpoint", "RK33", "RK44",
-                     "ODE23", "DOPRI5")
+from ..values import Results
+from .explicit import solve_explicit
+from .generalized_alpha import solve_dynamic
+from .redundancy import find_redundant
+from .static import solve_static
+from .tableaus import TABLEAUS
 
 
 def run(loaded, progress=None, cancel=None):
-    from ..api import Results
-    from .explicit import TABLEAUS, solve_explicit
-    from .generalized_alpha import solve_dynamic
-    from .redundancy import find_redundant
-    from .static import solve_static
     solve = loaded.document.solve
     if solve.type == "Dynamic" and solve.solverType in TABLEAUS:  # constraints refused or eliminated
         return solve_explicit(loaded, progress=progress, cancel=cancel)

@@ -350,11 +350,12 @@ def run_steps(kin_tables, std, method, newton, max_it, timing, q, v, a, abar, la
     return DONE
 
 
-# unknowns; above, the Python loop with SuperLU wins (the dense LU grows as n³, its buffers as n²).
+# The compiled step loop (with its dense LU) up to this many unknowns; above, the Python loop with
+# SuperLU wins (the dense LU grows as n³, its buffers as n²).
 # Measured on chains with 100 steps: with modified Newton (a few Jacobians) compiled 16 ms vs 22 ms
 # at n = 520, 368 vs 297 ms in full Newton (a Jacobian per iteration) at n = 650, 209 vs 233 ms at 520.
-DENSE_LIMIT = 1000
-DENSE_LIMIT_FULL_NEWTON = 500
+COMPILED_LOOP_MAX_UNKNOWNS = 1000
+COMPILED_LOOP_MAX_UNKNOWNS_FULL_NEWTON = 500
 ROWS_PER_CALL = 256
 
 
@@ -363,7 +364,7 @@ class CompiledLoop:
 
     @staticmethod
     def eligible(system, newton: dict) -> bool:
-        limit = DENSE_LIMIT if newton["useModifiedNewton"] else DENSE_LIMIT_FULL_NEWTON
+        limit = COMPILED_LOOP_MAX_UNKNOWNS if newton["useModifiedNewton"] else COMPILED_LOOP_MAX_UNKNOWNS_FULL_NEWTON
         return system.standard is not None and system.n <= limit \
             and all(not g.row_levels.any() for g in system.constraints)
 

@@ -10,6 +10,7 @@ Constraints, as Exudyn handles them (timeIntegration.explicit.eliminateConstrain
   False: Exudyn ignores every constraint (warning); so do we. Euler-parameter nodes are still refused.
 Sensor rows: the t0 row has zero accelerations and multipliers (Exudyn does not evaluate them);
 later rows have end-of-step accelerations (computeEndOfStepAccelerations) or the last stage's.
+What these solvers refuse is checked with the model (capabilities.explicit_solver_problems).
 """
 from __future__ import annotations
 
@@ -18,61 +19,10 @@ import time as _time
 import numpy as np
 import scipy.linalg as sla
 
-from ..api import Problem, Results, SimulationCanceled
 from ..outputs import SensorSet, WriteSchedule
+from ..values import Results, SimulationCanceled
 from .generalized_alpha import SolverFailure
-
-_S5 = np.sqrt(5.0)
-# name: (A, c, b, b of the embedded solution or None, order used by the step size control)
-TABLEAUS = {
-    "ExplicitEuler": ([[0.0]], [0.0], [1.0], None, 1),
-    "ExplicitMidpoint": ([[0, 0], [0.5, 0]], [0, 0.5], [0, 1], None, 2),
-    "RK33": ([[0, 0, 0], [1 / 3, 0, 0], [0, 2 / 3, 0]], [0, 1 / 3, 2 / 3], [1 / 4, 0, 3 / 4], None, 3),
-    "RK44": ([[0, 0, 0, 0], [0.5, 0, 0, 0], [0, 0.5, 0, 0], [0, 0, 1, 0]], [0, 0.5, 0.5, 1],
-             [1 / 6, 1 / 3, 1 / 3, 1 / 6], None, 4),
-    "ODE23": ([[0, 0, 0, 0], [1 / 2, 0, 0, 0], [0, 3 / 4, 0, 0], [2 / 9, 1 / 3, 4 / 9, 0]], [0, 1 / 2, 3 / 4, 1],
-              [2 / 9, 1 / 3, 4 / 9, 0], [2 / 9 + 5 / 72, 1 / 3 - 1 / 12, 4 / 9 - 1 / 9, 1 / 8], 3),
-    "DOPRI5": ([[0, 0, 0, 0, 0, 0, 0],
-                [1 / 5, 0, 0, 0, 0, 0, 0],
-                [3 / 40, 9 / 40, 0, 0, 0, 0, 0],
-                [44 / 45, -56 / 15, 32 / 9, 0, 0, 0, 0],
-                [19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729, 0, 0, 0],
-                [9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656, 0, 0],
-                [35 / 384, 0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84, 0]],
-               [0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1, 1],
-               [35 / 384, 0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84, 0],
-               [5179 / 57600, 0, 7571 / 16695, 393 / 640, -92097 / 339200, 187 / 2100, 1 / 40], 5),
-}
-JOINT_TYPES = ("JointPrismaticX", "JointRevoluteZ", "JointSpherical", "JointGeneric")
-
-
-def model_problems(doc, settings: dict, names: dict, refs: dict) -> list[Problem]:
-    """What Exudyn's explicit solvers refuse (see the module doc), as problems at solve.solverType;
-    `refs` are the resolved references ((list, index, field) -> index)."""
-    if doc.solve.type != "Dynamic" or doc.solve.solverType not in TABLEAUS:
-        return []
-    solver = doc.solve.solverType
-    problems = []
-    ep = [names["nodes"][i] for i, n in enumerate(doc.nodes) if n.nodeType == "RigidBodyEP"]
-    if ep:
-        problems.append(Problem("solve.solverType", f"{solver} cannot integrate Euler-parameter nodes "
-                                f"({', '.join(ep)}): they carry an algebraic normalization constraint and their "
-                                "mass matrix is singular without it (Exudyn aborts too); use GeneralizedAlpha"))
-    if not settings["timeIntegration"]["explicit"]["eliminateConstraints"]:
-        return problems
-    bad = []
-    for i, o in enumerate(doc.objects):
-        if o.objectType == "ConnectorCoordinate":
-            nodes = [refs.get(("markers", m, "nodeNumber")) for m in refs.get(("objects", i, "markerNumbers")) or []]
-            if sum(n is not None and doc.nodes[n].nodeType == "PointGround" for n in nodes) != 1:
-                bad.append(names["objects"][i])
-        elif o.objectType in JOINT_TYPES:
-            bad.append(names["objects"][i])
-    if bad:
-        problems.append(Problem("solve.solverType", f"{solver} cannot solve the constraints of {', '.join(bad)}: "
-                                "explicit solvers only eliminate a ConnectorCoordinate between a ground-node "
-                                "coordinate and a node coordinate (as Exudyn); use GeneralizedAlpha"))
-    return problems
+from .tableaus import TABLEAUS
 
 
 class _Explicit:

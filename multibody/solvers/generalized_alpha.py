@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..api import Results, SimulationCanceled
+from ..values import Results, SimulationCanceled
 from ..expressions import EvaluationError
 from ..kernels import (CONVERGED, GIVE_UP, RESTART, newton_parameters, newton_rules,
                        newton_update, predictor)
@@ -21,7 +21,7 @@ from ..outputs import SensorSet, WriteSchedule
 from ..settings import enum_name
 from .alpha_kernel import NEWTON_FAILED, NOT_FINITE, CompiledLoop
 from .linear import Factorization, SingularMatrix
-from .redundancy import DIAGNOSE_MAX_ENTRIES
+from .redundancy import DIAGNOSE_MAX_ENTRIES, find_redundant
 
 
 class SolverFailure(Exception):
@@ -96,7 +96,6 @@ class Integrator:
         try:
             self.fact = Factorization(s, vals)
         except SingularMatrix as exc:
-            from .redundancy import find_redundant  # large models are checked only here, on failure
             redundant = find_redundant(s, kin.t, q=kin.q[:-1], max_entries=DIAGNOSE_MAX_ENTRIES)
             if redundant is not None:
                 raise SolverFailure(redundant["code"], redundant["message"], kin.t,
@@ -150,7 +149,7 @@ class Integrator:
         return None
 
     # ------------------------------------------------------------------------ start
-    def initial_accelerations(self, t, q, v, lam_shape):
+    def initial_accelerations(self, t, q, v):
         """[[M, C_qᵀ], [C_q, 0]] [a; λ] = [f; -d/dt(φ) with a = 0], φ the velocity-level constraints."""
         s = self.s
         kin = s.kinematics(t, q, v)
@@ -233,7 +232,7 @@ def solve_dynamic(loaded, progress=None, cancel=None, compiled=True) -> Results:
         ga = ti["generalizedAlpha"]
         if ga["computeInitialAccelerations"]:
             init = (loop.initial_accelerations(q, v) if loop is not None
-                    else integ.initial_accelerations(t0, q, v, system.nae))
+                    else integ.initial_accelerations(t0, q, v))
             if init is None:
                 warnings.append({"code": "SingularInitialAccelerations", "item": None,
                                  "message": "the initial-acceleration system is singular; starting from zero "

@@ -12,7 +12,7 @@ import scipy.sparse.linalg as spla
 from .. import kernels
 
 _getrs = sla.lapack.dgetrs
-DENSE_LIMIT = 120  # unknowns; measured crossover of LAPACK vs SuperLU on the chain models
+DENSE_LU_MAX_UNKNOWNS = 120  # measured crossover of LAPACK vs SuperLU on the chain models
 
 
 class SingularMatrix(Exception):
@@ -29,10 +29,9 @@ class Factorization:
         rows, cols = system.jac_rows, system.jac_cols
         if extra is not None:
             rows, cols, values = (np.concatenate(pair) for pair in zip((rows, cols, values), extra))
-        if n <= DENSE_LIMIT:
+        if n <= DENSE_LU_MAX_UNKNOWNS:
             A = np.zeros((n, n))
             np.add.at(A, (rows, cols), values)
-            self.dense = A
             with warnings.catch_warnings():
                 warnings.simplefilter("error", sla.LinAlgWarning)
                 try:

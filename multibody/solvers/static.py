@@ -9,7 +9,7 @@ import time as _time
 
 import numpy as np
 
-from ..api import Results, SimulationCanceled
+from ..values import Results, SimulationCanceled
 from ..outputs import SensorSet, WriteSchedule
 from .generalized_alpha import SolverFailure
 from .linear import Factorization, SingularMatrix

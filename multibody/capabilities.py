@@ -1,0 +1,40 @@
+"""What each solver can do with a model: the tables and checks that model validation reads,
+below the model layer (they import no solver)."""
+from __future__ import annotations
+
+from .solvers.tableaus import TABLEAUS
+from .values import Problem
+
+SUPPORTED_DYNAMIC = ("GeneralizedAlpha", "TrapezoidalIndex2", *TABLEAUS)
+JOINT_TYPES = ("JointPrismaticX", "JointRevoluteZ", "JointSpherical", "JointGeneric")
+
+
+def explicit_solver_problems(doc, settings: dict, names: dict, refs: dict) -> list[Problem]:
+    """What Exudyn's explicit solvers refuse (see solvers/explicit.py), as problems at solve.solverType:
+    Euler-parameter nodes, and with eliminateConstraints every constraint but a ConnectorCoordinate
+    between a ground-node coordinate and a node coordinate;
+    `refs` are the resolved references ((list, index, field) -> index)."""
+    if doc.solve.type != "Dynamic" or doc.solve.solverType not in TABLEAUS:
+        return []
+    solver = doc.solve.solverType
+    problems = []
+    ep = [names["nodes"][i] for i, n in enumerate(doc.nodes) if n.nodeType == "RigidBodyEP"]
+    if ep:
+        problems.append(Problem("solve.solverType", f"{solver} cannot integrate Euler-parameter nodes "
+                                f"({', '.join(ep)}): they carry an algebraic normalization constraint and their "
+                                "mass matrix is singular without it (Exudyn aborts too); use GeneralizedAlpha"))
+    if not settings["timeIntegration"]["explicit"]["eliminateConstraints"]:
+        return problems
+    bad = []
+    for i, o in enumerate(doc.objects):
+        if o.objectType == "ConnectorCoordinate":
+            nodes = [refs.get(("markers", m, "nodeNumber")) for m in refs.get(("objects", i, "markerNumbers")) or []]
+            if sum(n is not None and doc.nodes[n].nodeType == "PointGround" for n in nodes) != 1:
+                bad.append(names["objects"][i])
+        elif o.objectType in JOINT_TYPES:
+            bad.append(names["objects"][i])
+    if bad:
+        problems.append(Problem("solve.solverType", f"{solver} cannot solve the constraints of {', '.join(bad)}: "
+                                "explicit solvers only eliminate a ConnectorCoordinate between a ground-node "
+                                "coordinate and a node coordinate (as Exudyn); use GeneralizedAlpha"))
+    return problems

@@ -1,0 +1,42 @@
+"""The kinematics that items read: frames and markers at one solver state, or at many rows of
+states at once (sensors), as filled by kernels.kinematics."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+ROW_ARRAYS = ("q", "v", "theta", "theta_t", "fA", "fG", "fGbar", "fpos", "fvel", "fomega", "pos", "rot", "vel",
+              "omega", "Jpos", "Jrot")  # the arrays of a Kinematics, in the order of kernels.kinematics
+
+
+@dataclass
+class Kinematics:
+    """Everything the items read at one (q, v): frames and markers, global coordinates. Sensors
+    hold many states at once: then every array (and t, a) has a leading row axis."""
+    t: float | np.ndarray
+    q: np.ndarray  # extended by the dummy slot
+    v: np.ndarray
+    theta: np.ndarray  # (nF,4) Euler parameters of every frame
+    theta_t: np.ndarray
+    fA: np.ndarray  # (nF,3,3)
+    fG: np.ndarray  # (nF,3,4), zero for frames without rotation coordinates
+    fGbar: np.ndarray
+    fpos: np.ndarray
+    fvel: np.ndarray
+    fomega: np.ndarray  # global angular velocity
+    pos: np.ndarray  # markers (nm,3)
+    rot: np.ndarray  # (nm,3,3) marker frame (A times localHT rotation)
+    vel: np.ndarray
+    omega: np.ndarray
+    Jpos: np.ndarray  # (nm,3,7) position Jacobian on the marker's 7 columns
+    Jrot: np.ndarray  # (nm,3,7) rotation Jacobian (global angular velocity directions)
+    a: np.ndarray | None = None  # the iterate's accelerations, for acceleration-level motions
+
+
+def empty_kinematics(t, n2: int, nF: int, nm: int, rows: tuple = ()) -> Kinematics:
+    """Unfilled arrays for n2 coordinates, nF frames and nm markers, with leading axes `rows`."""
+    shapes = ((n2 + 1,), (n2 + 1,), (nF, 4), (nF, 4), (nF, 3, 3), (nF, 3, 4), (nF, 3, 4), (nF, 3), (nF, 3), (nF, 3),
+              (nm, 3), (nm, 3, 3), (nm, 3), (nm, 3), (nm, 3, 7), (nm, 3, 7))
+    return Kinematics(t, *(np.empty(rows + shape) for shape in shapes))
+

@@ -1,0 +1,78 @@
+"""The core's value types: problems of a model document, and the results of a solve.
+
+A leaf module (numpy only), so that every layer can speak of them without importing the others.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a model document: where (JSON path), which item, what."""
+    path: str
+    message: str
+    item: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "message": self.message, "item": self.item}
+
+    def __str__(self) -> str:
+        who = f" ({self.item})" if self.item else ""
+        return f"{self.path}{who}: {self.message}"
+
+
+class ModelInvalid(Exception):
+    """The document is not a valid model; `problems` lists every problem found."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = list(problems)
+        super().__init__("; ".join(str(p) for p in self.problems[:5])
+                         + (f" (and {len(self.problems) - 5} more)" if len(self.problems) > 5 else ""))
+
+
+class SimulationCanceled(Exception):
+    """The cancel callback asked the solver to stop."""
+
+
+@dataclass
+class Validation:
+    ok: bool
+    problems: list[Problem]
+    warnings: list[dict]
+    summary: dict
+    expanded: dict | None = None  # the document after convenience items were expanded
+
+
+@dataclass
+class SensorSeries:
+    sensorType: str
+    item: str | None
+    outputVariableType: str
+    columns: list[str]
+    data: np.ndarray  # rows x len(columns), first column time
+
+    def to_dict(self) -> dict:
+        return {"sensorType": self.sensorType, "item": self.item,
+                "outputVariableType": self.outputVariableType,
+                "columns": list(self.columns), "data": self.data.tolist()}
+
+
+@dataclass
+class Results:
+    status: str  # "succeeded" | "failed"
+    warnings: list[dict]
+    solver: dict
+    sensors: dict[str, SensorSeries] = field(default_factory=dict)
+    error: dict | None = None  # {"code", "message", "detail"} when failed
+
+    def to_document(self) -> dict:
+        doc: dict[str, Any] = {"status": self.status, "warnings": list(self.warnings),
+                               "solver": dict(self.solver)}
+        if self.error is not None:
+            doc["error"] = self.error
+        doc["sensors"] = {name: s.to_dict() for name, s in self.sensors.items()}
+        return doc
