@@ -9,10 +9,10 @@ import statistics
 import sys
 import time
 
-from service.config import get_settings
-from worker.celery_app import get_celery
+from store.config import get_settings
+from worker.celery_app import worker_app
 
-app = get_celery(get_settings())
+app = worker_app(get_settings())
 app.conf.update(task_ignore_result=False, result_backend=os.environ["BENCH_RESULT_BACKEND"])
 
 

@@ -40,7 +40,7 @@ def _settings(data_dir: Path | None = None, host: str | None = None):
         os.environ["MBSERVE_DATA_DIR"] = str(data_dir.resolve())
     if host is not None:
         os.environ["MBSERVE_HOST"] = host
-    from service.config import Settings
+    from store.config import Settings
     settings = Settings()
     settings.ensure_dirs()
     return settings
@@ -92,7 +92,7 @@ def serve(host: Annotated[str, typer.Option(help="interface to listen on")] = "1
     import uvicorn
 
     from service.app import create_app
-    from service.db.session import migrate
+    from store.db import migrate
     settings = _settings(data_dir, host)
     migrate(settings.database)
     access = "API keys required" if settings.api_key_required else \
@@ -115,7 +115,7 @@ def worker(concurrency: Annotated[Optional[int], typer.Option(help="processes (M
 @app.command("migrate")
 def migrate_cmd(data_dir: DataDir = None):
     """Create or upgrade the database schema (Alembic)."""
-    from service.db.session import migrate
+    from store.db import migrate
     settings = _settings(data_dir)
     migrate(settings.database)
     typer.echo("database is at the newest schema", err=True)
@@ -178,7 +178,7 @@ def keys_create(owner: Annotated[str, typer.Argument(help="who the key's models 
                 data_dir: DataDir = None):
     """Create a key; it is shown once."""
     from service.auth import create_key
-    from service.db.session import get_sessionmaker, migrate
+    from store.db import get_sessionmaker, migrate
     settings = _settings(data_dir)
     migrate(settings.database)
     with get_sessionmaker(settings.database)() as session:
@@ -189,7 +189,7 @@ def keys_create(owner: Annotated[str, typer.Argument(help="who the key's models 
 def keys_list(data_dir: DataDir = None):
     """Key ids, owners, creation and revocation times (never the secrets)."""
     from service.auth import list_keys
-    from service.db.session import get_sessionmaker, migrate
+    from store.db import get_sessionmaker, migrate
     settings = _settings(data_dir)
     migrate(settings.database)
     with get_sessionmaker(settings.database)() as session:
@@ -203,7 +203,7 @@ def keys_revoke(key_id: Annotated[str, typer.Argument(help="the id from `mbserve
                 data_dir: DataDir = None):
     """Revoke a key at once."""
     from service.auth import revoke_key
-    from service.db.session import get_sessionmaker
+    from store.db import get_sessionmaker
     settings = _settings(data_dir)
     with get_sessionmaker(settings.database)() as session:
         if not revoke_key(session, key_id):

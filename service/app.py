@@ -7,9 +7,10 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
+from store.config import Settings, get_settings
+
 from . import errors
 from .api.routes import health, jobs, models
-from .config import Settings, get_settings
 from .embedded import EmbeddedWorker
 from .limits import BodyLimit, RateLimiter
 
@@ -18,8 +19,9 @@ log = logging.getLogger(__name__)
 
 def reconcile_loop(settings: Settings, stop: threading.Event) -> None:
     """Re-queue jobs the broker may have lost; the database is the record of every job."""
-    from .db.session import get_sessionmaker
-    from .jobs import dispatch, reconcile
+    from store.db import get_sessionmaker
+    from store.jobs import reconcile
+    from store.queue import dispatch
     Session = get_sessionmaker(settings.database)
     while not stop.wait(settings.reconcile_seconds):
         try:

@@ -9,7 +9,7 @@ import secrets
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from .db.models import ApiKey, utcnow
+from store.models import ApiKey, utcnow
 
 ANONYMOUS = "anonymous"
 

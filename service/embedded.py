@@ -9,7 +9,7 @@ import subprocess
 import sys
 import threading
 
-from .config import Settings
+from store.config import Settings
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ import math
 import threading
 import time
 
-from .config import Settings
+from store.config import Settings
 from fastapi.responses import JSONResponse
 
 from .errors import ApiError, error_body, join_path

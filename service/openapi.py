@@ -4,5 +4,5 @@ import json
 
 def openapi_text() -> str:
     from .app import create_app
-    from .config import Settings
+    from store.config import Settings
     return json.dumps(create_app(Settings()).openapi(), indent=2, sort_keys=False) + "\n"

@@ -16,11 +16,11 @@ def example(name: str) -> dict:
 
 @pytest.fixture
 def settings(tmp_path):
-    from service.config import Settings
+    from store.config import Settings
     s = Settings(data_dir=tmp_path / "data", reconcile_seconds=0, lease_seconds=3,
                  progress_seconds=0.1, requeue_after_seconds=2)
     s.ensure_dirs()
-    from service.db.session import migrate
+    from store.db import migrate
     migrate(s.database)
     return s
 

@@ -14,11 +14,11 @@ from celery.exceptions import SoftTimeLimitExceeded
 import multibody
 import multibody.model  # noqa: F401  the core imports these lazily: load them before the pool
 import multibody.solvers  # noqa: F401  forks, so that no job pays for the imports
-from service import jobs
-from service.config import Settings
-from service.db.models import Model, Result
-from service.db.session import get_sessionmaker
-from service.results import remove_other_attempts, write_results
+from store import jobs
+from store.config import Settings
+from store.models import Model, Result
+from store.db import get_sessionmaker
+from store.results import remove_other_attempts, write_results
 
 log = logging.getLogger(__name__)
 

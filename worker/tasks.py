@@ -3,11 +3,13 @@ from __future__ import annotations
 
 from sqlalchemy.exc import OperationalError
 
+from store.queue import RUN_JOB
+
 from . import runner
 from .celery_app import app
 
 
-@app.task(name="mbserve.run_job", bind=True, max_retries=None)
+@app.task(name=RUN_JOB, bind=True, max_retries=None)
 def run_job(self, job_id: str) -> str:
     try:
         return runner.execute(self.app.settings, job_id)

@@ -9,8 +9,8 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 from sqlalchemy.orm import Session
 
 from ..auth import ANONYMOUS, owner_of
-from ..config import Settings
-from ..db.session import get_sessionmaker
+from store.config import Settings
+from store.db import get_sessionmaker
 from ..errors import ApiError
 
 

@@ -5,9 +5,9 @@ from fastapi.testclient import TestClient
 @pytest.fixture
 def queued(monkeypatch):
     """Jobs the API dispatched; `run_queued()` runs them with the worker's own code, no broker."""
-    from service import jobs
+    from store import queue
     sent: list[str] = []
-    monkeypatch.setattr(jobs, "dispatch", lambda settings, session, ids: sent.extend(ids))
+    monkeypatch.setattr(queue, "dispatch", lambda settings, session, ids: sent.extend(ids))
     return sent
 
 

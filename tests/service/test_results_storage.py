@@ -4,7 +4,7 @@ import json
 import numpy as np
 
 from multibody import Results, SensorSeries
-from service.results import CHUNK_ROWS, document_json, iter_rows, sensor_csv, write_results
+from store.results import CHUNK_ROWS, document_json, iter_rows, sensor_csv, write_results
 
 
 def results_with(rows: int) -> Results:

@@ -10,8 +10,8 @@ from schemathesis.specs.openapi.checks import (content_type_conformance, respons
                                                status_code_conformance)
 
 from service.app import create_app
-from service.config import Settings
-from service.db.session import migrate
+from store.config import Settings
+from store.db import migrate
 
 DATA = Path(tempfile.mkdtemp(prefix="mbserve-schemathesis-"))
 SETTINGS = Settings(data_dir=DATA, reconcile_seconds=0, rate_limit_per_minute=1_000_000)

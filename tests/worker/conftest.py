@@ -14,8 +14,8 @@ PG = "postgresql+psycopg://postgres@127.0.0.1:5432"
 def make_job(settings):
     """A queued job in the database, as POST /v1/jobs leaves it (without dispatching it)."""
     import multibody
-    from service import jobs
-    from service.db.session import get_sessionmaker
+    from store import jobs
+    from store.db import get_sessionmaker
 
     def make(doc=None, overrides=None) -> str:
         doc = doc or example("mini")
@@ -26,8 +26,8 @@ def make_job(settings):
 
 
 def job_row(settings, job_id):
-    from service.db.models import Job
-    from service.db.session import get_sessionmaker
+    from store.models import Job
+    from store.db import get_sessionmaker
     with get_sessionmaker(settings.database)() as session:
         return session.get(Job, job_id)
 
@@ -46,7 +46,7 @@ def fresh_database(prefix: str = "mbserve_test"):
     try:
         yield f"{PG}/{name}"
     finally:
-        from service.db.session import get_engine
+        from store.db import get_engine
         get_engine(f"{PG}/{name}").dispose()
         with psycopg.connect("host=127.0.0.1 user=postgres dbname=postgres", autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

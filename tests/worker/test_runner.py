@@ -5,9 +5,9 @@ from datetime import timedelta
 
 from sqlalchemy import select, update
 
-from service import jobs
-from service.db.models import Job, Result, utcnow
-from service.db.session import get_sessionmaker
+from store import jobs, queue
+from store.models import Job, Result, utcnow
+from store.db import get_sessionmaker
 from tests.support import long_running
 from tests.worker.conftest import job_row
 from worker.runner import execute
@@ -114,7 +114,7 @@ def test_a_job_the_broker_did_not_take_is_left_for_the_reconciler(settings, make
     job_id = make_job()
     down = settings.model_copy(update={"broker_url": "redis://127.0.0.1:1/0"})
     with get_sessionmaker(settings.database)() as session:
-        jobs.dispatch(down, session, [job_id])  # logs, does not raise
+        queue.dispatch(down, session, [job_id])  # logs, does not raise
     row = job_row(settings, job_id)
     assert row.status == "queued" and row.dispatched_at is None
 

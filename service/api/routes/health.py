@@ -2,7 +2,9 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 from sqlalchemy import text
 
-from ...db.session import get_engine
+from store.db import get_engine
+from store.queue import check_broker
+
 from ...errors import error_body
 from ...schemas import ErrorResponse
 from ..deps import SettingsDep
@@ -24,9 +26,7 @@ def readyz(settings: SettingsDep):
     except Exception as exc:
         problems.append({"path": "database", "message": str(exc).splitlines()[0]})
     try:
-        from worker.celery_app import get_celery
-        with get_celery(settings).connection_for_write() as conn:
-            conn.ensure_connection(max_retries=1, timeout=2)
+        check_broker(settings)
     except Exception as exc:
         problems.append({"path": "broker", "message": str(exc).splitlines()[0] if str(exc) else repr(exc)})
     if problems:

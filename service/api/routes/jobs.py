@@ -8,12 +8,12 @@ from fastapi.responses import StreamingResponse
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from ... import jobs
-from ...db.models import Job, Result
+from store import jobs, queue
+from store.models import Job, Result
 from ...errors import ApiError, not_found
-from ...jobs import status_document
+from store.jobs import status_document
 from ...limits import check_model
-from ...results import document_json, sensor_csv, sensor_json
+from store.results import document_json, sensor_csv, sensor_json
 from ...schemas import ERRORS, JobCreate, JobList, JobStatus
 from ..deps import OwnerDep, RateLimited, SessionDep, SettingsDep
 from .models import owned_model, validated
@@ -61,7 +61,7 @@ def create_job(body: JobCreate, response: Response, session: SessionDep, setting
         session.rollback()
         earlier = session.scalar(select(Job).where(Job.owner == owner, Job.idempotency_key == idempotency_key))
         return _same_request(earlier, request_hash, response)
-    jobs.dispatch(settings, session, [job.id])
+    queue.dispatch(settings, session, [job.id])
     return _accepted(response, job)
 
 

@@ -6,9 +6,9 @@ import multibody
 from fastapi import APIRouter, Body, Response
 from sqlalchemy import select
 
-from ...db.models import Model
+from store.models import Model
 from ...errors import ApiError, join_path, not_found
-from ...jobs import store_model
+from store.jobs import store_model
 from ...limits import check_model
 from ...schemas import ERRORS, ModelCreated
 from ..deps import OwnerDep, RateLimited, SessionDep, SettingsDep

@@ -4,7 +4,7 @@ from fastapi.testclient import TestClient
 
 from service.app import create_app
 from service.auth import create_key
-from service.db.session import get_sessionmaker
+from store.db import get_sessionmaker
 
 
 @pytest.fixture
@@ -104,7 +104,7 @@ def test_database_down_is_503(settings, queued):
 def test_keys_are_stored_hashed(settings):
     import hashlib
 
-    from service.db.models import ApiKey
+    from store.models import ApiKey
     with get_sessionmaker(settings.database)() as session:
         key = create_key(session, "carol")
         row = session.get(ApiKey, key.split("_")[1])

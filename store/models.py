@@ -56,7 +56,7 @@ class Job(Base):
         Index("ix_jobs_status", "status"),
     )
 
-    id: Mapped[str] = mapped_column(String(32), primary_key=True)  # time-ordered, see service.jobs.new_id
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)  # time-ordered, see store.jobs.new_job_id
     owner: Mapped[str] = mapped_column(String(64))
     model_id: Mapped[str] = mapped_column(ForeignKey("models.id"))
     settings_overrides: Mapped[dict[str, Any] | None]

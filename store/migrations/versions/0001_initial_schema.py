@@ -9,7 +9,7 @@ from typing import Sequence, Union
 from alembic import op
 import sqlalchemy as sa
 
-from service.db.models import UTCDateTime
+from store.models import UTCDateTime
 
 # revision identifiers, used by Alembic.
 revision: str = '0001'

@@ -1,11 +1,11 @@
 from alembic import context
 from sqlalchemy import create_engine
 
-from service.db.models import Base
+from store.models import Base
 
 url = context.config.attributes.get("url")
 if url is None:
-    from service.config import get_settings
+    from store.config import get_settings
     url = get_settings().database
 
 if context.is_offline_mode():

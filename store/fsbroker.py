@@ -23,4 +23,4 @@ class Transport(filesystem.Transport):
     Channel = Channel
 
 
-TRANSPORT_ALIASES.setdefault("mbfs", "worker.fsbroker:Transport")
+TRANSPORT_ALIASES.setdefault("mbfs", "store.fsbroker:Transport")

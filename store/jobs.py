@@ -1,5 +1,6 @@
 """Job records and their life cycle, without HTTP or a broker: create, claim (lease), heartbeat,
-finish, cancel, reconcile. The API, the worker and the tests all go through these functions.
+finish, cancel, reconcile. The API, the worker and the tests all go through these functions
+(sending the broker's wake-up message is store.queue.dispatch).
 
 A job is claimed with an atomic UPDATE: status queued -> running, or running with an expired
 lease -> running under a new token. Only the token's holder can heartbeat or finish it, so a
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import secrets
 import time
 from datetime import datetime, timedelta
@@ -19,9 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from .config import Settings
-from .db.models import Job, Model, Result, utcnow
-
-log = logging.getLogger(__name__)
+from .models import Job, Model, Result, utcnow
 
 FINISHED = ("succeeded", "failed", "canceled")
 
@@ -75,21 +73,6 @@ def create_job(session: Session, owner: str, model_id: str, overrides: dict | No
     session.add(job)
     session.commit()
     return job
-
-
-def dispatch(settings: Settings, session: Session, job_ids: list[str]) -> None:
-    """Send the wake-up messages. A failure is logged, not raised: the job is recorded, and the
-    reconciler sends it again (soon, as dispatched_at is cleared)."""
-    from worker.celery_app import get_celery
-    app = get_celery(settings)
-    for i, job_id in enumerate(job_ids):
-        try:
-            app.send_task("mbserve.run_job", args=[job_id])
-        except Exception as exc:
-            log.warning("could not queue job(s) %s (the reconciler will retry): %s", job_ids[i:], exc)
-            session.execute(update(Job).where(Job.id.in_(job_ids[i:])).values(dispatched_at=None))
-            session.commit()
-            return
 
 
 def claim(session: Session, job_id: str, lease_seconds: float) -> tuple[Job, str] | None:
