@@ -34,6 +34,21 @@ def _write(doc_text: str, output: Path | None) -> None:
         output.write_text(doc_text)
 
 
+def _migrate(settings) -> None:
+    """The database at the newest schema; a database that cannot be reached is one line, exit 1."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import DBAPIError
+
+    from store.db import migrate
+    try:
+        migrate(settings.database)
+    except DBAPIError as exc:
+        reason = str(exc.orig or exc).strip().splitlines()[0]
+        hint = " (create it first: createdb -h HOST -U USER NAME)" if "does not exist" in reason else ""
+        typer.echo(f"error: the database {make_url(settings.database).render_as_string(hide_password=True)} is not reachable: {reason}{hint}", err=True)
+        raise typer.Exit(1)
+
+
 def _settings(data_dir: Path | None = None, host: str | None = None):
     # through the environment, so the embedded worker process sees the same settings
     if data_dir is not None:
@@ -92,9 +107,8 @@ def serve(host: Annotated[str, typer.Option(help="interface to listen on")] = "1
     import uvicorn
 
     from service.app import create_app
-    from store.db import migrate
     settings = _settings(data_dir, host)
-    migrate(settings.database)
+    _migrate(settings)
     access = "API keys required" if settings.api_key_required else \
         "open: no API key needed on loopback (set MBSERVE_REQUIRE_API_KEY=true to require one)"
     typer.echo(f"mbserve on http://{host}:{port}, data in {settings.data_dir.resolve()}; {access}", err=True)
@@ -115,53 +129,48 @@ def worker(concurrency: Annotated[Optional[int], typer.Option(help="processes (M
 @app.command("migrate")
 def migrate_cmd(data_dir: DataDir = None):
     """Create or upgrade the database schema (Alembic)."""
-    from store.db import migrate
     settings = _settings(data_dir)
-    migrate(settings.database)
+    _migrate(settings)
     typer.echo("database is at the newest schema", err=True)
 
 
 @app.command()
 def submit(model: ModelFile,
-           url: Annotated[str, typer.Option(help="the service, e.g. http://127.0.0.1:8000")],
+           url: Annotated[str, typer.Option(envvar="MBSERVE_URL", help="the service, e.g. http://127.0.0.1:8000")],
            wait: Annotated[bool, typer.Option("--wait", help="wait for the job and fetch its results")] = False,
            output: Output = None,
-           api_key: Annotated[Optional[str], typer.Option(envvar="MBSERVE_API_KEY", help="API key")] = None):
-    """Submit a model to a running service; with --wait, show progress and exit with the job's outcome."""
-    import time
+           api_key: Annotated[Optional[str], typer.Option(envvar="MBSERVE_API_KEY",
+                                                          help="API key (`mbserve keys create`)")] = None):
+    """Submit a model to a running service; with --wait, show progress and exit with the job's outcome.
 
-    import httpx
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    Exit codes: 0 done (or submitted), 1 the job failed or was canceled, or the service refused,
+    2 invalid model, 3 no service at the URL."""
+    from .client import ApiError, Client, ClientError, InvalidRequest
+    try:
+        with Client(url, api_key=api_key) as client:
+            job = client.submit(_load(model))
+            if not wait:
+                typer.echo(json.dumps(job.document))
+                return
+            status = job.wait(progress=True)
+            if status == "canceled":
+                _fail(f"job {job.id} was canceled", 1)
+            _write(client.request("GET", f"/v1/jobs/{job.id}/results").text, output)
+            if status != "succeeded":
+                _fail(f"job {job.id} failed: {(job.error or {}).get('message', '')}", 1)
+    except InvalidRequest as exc:
+        _fail(f"rejected: {exc}", 2, exc.problems)
+    except ApiError as exc:
+        _fail(f"error: {exc}", 1, exc.problems)
+    except ClientError as exc:  # no service at the URL, or not a URL
+        _fail(f"error: {exc}", 3)
 
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    with httpx.Client(base_url=url, headers=headers, timeout=60) as client:
-        answer = client.post("/v1/jobs", json={"model": _load(model)})
-        if answer.status_code != 202:
-            error = answer.json().get("error", {}) if answer.headers.get("content-type", "").startswith(
-                "application/json") else {}
-            typer.echo(f"rejected ({answer.status_code}): {error.get('message', answer.text)}", err=True)
-            for item in error.get("detail", []):
-                typer.echo(f"  {item.get('path')}: {item.get('message')}", err=True)
-            raise typer.Exit(2 if answer.status_code == 422 else 1)
-        job = answer.json()
-        if not wait:
-            typer.echo(json.dumps(job))
-            return
-        with Progress(TextColumn("job {task.fields[job]} {task.fields[status]}"), BarColumn(),
-                      TextColumn("{task.percentage:>5.1f}%"), TimeElapsedColumn(), transient=True) as bar:
-            task = bar.add_task("job", total=1.0, job=job["id"], status=job["status"])
-            while job["status"] in ("queued", "running"):
-                time.sleep(0.2)
-                job = client.get(f"/v1/jobs/{job['id']}").raise_for_status().json()
-                bar.update(task, completed=job["progress"], status=job["status"])
-        if job["status"] == "canceled":
-            typer.echo(f"job {job['id']} was canceled", err=True)
-            raise typer.Exit(1)
-        results = client.get(f"/v1/jobs/{job['id']}/results").raise_for_status()
-        _write(results.text, output)
-        if job["status"] != "succeeded":
-            typer.echo(f"job {job['id']} failed: {(job.get('error') or {}).get('message', '')}", err=True)
-            raise typer.Exit(1)
+
+def _fail(message: str, code: int, problems=()) -> None:
+    typer.echo(message, err=True)
+    for problem in problems:
+        typer.echo(f"  {problem}", err=True)
+    raise typer.Exit(code)
 
 
 @app.command()
@@ -178,9 +187,9 @@ def keys_create(owner: Annotated[str, typer.Argument(help="who the key's models 
                 data_dir: DataDir = None):
     """Create a key; it is shown once."""
     from service.auth import create_key
-    from store.db import get_sessionmaker, migrate
+    from store.db import get_sessionmaker
     settings = _settings(data_dir)
-    migrate(settings.database)
+    _migrate(settings)
     with get_sessionmaker(settings.database)() as session:
         typer.echo(create_key(session, owner))
 
@@ -189,9 +198,9 @@ def keys_create(owner: Annotated[str, typer.Argument(help="who the key's models 
 def keys_list(data_dir: DataDir = None):
     """Key ids, owners, creation and revocation times (never the secrets)."""
     from service.auth import list_keys
-    from store.db import get_sessionmaker, migrate
+    from store.db import get_sessionmaker
     settings = _settings(data_dir)
-    migrate(settings.database)
+    _migrate(settings)
     with get_sessionmaker(settings.database)() as session:
         for key in list_keys(session):
             revoked = f"revoked {key.revoked_at:%Y-%m-%d %H:%M}" if key.revoked_at else "active"

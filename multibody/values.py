@@ -60,6 +60,17 @@ class SensorSeries:
                 "outputVariableType": self.outputVariableType,
                 "columns": list(self.columns), "data": self.data.tolist()}
 
+    def column(self, name: str) -> np.ndarray:
+        """One column by its name ("time", "PositionX", "H03", ...)."""
+        if name not in self.columns:
+            raise KeyError(f"no column {name!r}; the columns are {', '.join(self.columns)}")
+        return self.data[:, self.columns.index(name)]
+
+    def to_pandas(self):
+        """The rows as a pandas DataFrame with the sensor's column names (needs pandas)."""
+        import pandas
+        return pandas.DataFrame(self.data, columns=self.columns)
+
 
 @dataclass
 class Results:

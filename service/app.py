@@ -6,6 +6,7 @@ import threading
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from starlette.middleware.gzip import GZipMiddleware
 
 from store.config import Settings, get_settings
 
@@ -83,4 +84,6 @@ def create_app(settings: Settings | None = None, embedded_worker: bool = False) 
     for module in (models, jobs, health):
         app.include_router(module.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
+    # results and sensors are streamed: Starlette compresses chunk by chunk (never event streams)
+    app.add_middleware(GZipMiddleware, minimum_size=1024)
     return app

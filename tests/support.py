@@ -21,6 +21,23 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def redis_server(port: int) -> subprocess.Popen:
+    """A private, empty redis-server on 127.0.0.1:port that keeps nothing on disk."""
+    return subprocess.Popen(["redis-server", "--bind", "127.0.0.1", "--port", str(port), "--save", "",
+                             "--appendonly", "no"], stdout=subprocess.DEVNULL)
+
+
+def wait_redis(port: int) -> None:
+    import redis
+    for _ in range(100):
+        try:
+            redis.Redis(port=port, socket_timeout=1).ping()
+            return
+        except redis.ConnectionError:
+            time.sleep(0.05)
+    raise RuntimeError("redis-server did not start")
+
+
 def start(args: list[str], env: dict, log: Path) -> subprocess.Popen:
     """A child in its own process group, so stopping it also stops the worker processes it forked."""
     out = open(log, "wb")

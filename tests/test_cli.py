@@ -92,6 +92,28 @@ def test_submit_invalid_model_exits_2(embedded, broken):
     assert result.exit_code == 2 and "objects[1]" in result.stderr
 
 
+def test_submit_client_errors_are_one_line_and_an_exit_code(tmp_path):
+    from tests.support import free_port
+    cases = {"no service": ([f"http://127.0.0.1:{free_port()}"], 3, "no mbserve service answers"),
+             "no scheme": (["127.0.0.1:8000"], 3, "must start with http://")}
+    for args, code, text in cases.values():
+        result = runner.invoke(app, ["submit", str(MINI), "--url", *args])
+        assert result.exit_code == code and text in result.stderr, result.output
+        assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.output
+
+
+def test_submit_with_a_wrong_api_key_exits_1(embedded):
+    result = runner.invoke(app, ["submit", str(MINI), "--url", embedded, "--api-key", "mb_nope_nope"])
+    assert result.exit_code == 1 and "unknown or revoked API key" in result.stderr, result.output
+
+
+def test_a_missing_postgres_database_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("MBSERVE_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/mbserve_absent_db")
+    result = runner.invoke(app, ["migrate", "--data-dir", str(tmp_path)])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.stderr.startswith("error: the database") and len(result.stderr.strip().splitlines()) == 1
+
+
 def test_keys_create_list_revoke(tmp_path):
     data = ["--data-dir", str(tmp_path / "d")]
     key = runner.invoke(app, ["keys", "create", "alice", *data]).stdout.strip()

@@ -60,13 +60,20 @@ def postgres_url():
 
 @pytest.fixture(scope="session")
 def redis_url():
-    import redis
-    db = secrets.randbelow(14) + 1  # 0 is the default other software uses; flushed, so keep clear of it
-    url = f"redis://127.0.0.1:6379/{db}"
-    require_service("Redis at 127.0.0.1:6379", lambda: redis.Redis.from_url(url, socket_timeout=3).ping())
-    redis.Redis.from_url(url).flushdb()
-    yield url
-    redis.Redis.from_url(url).flushdb()
+    """A private redis-server on a free port, stopped after: tests never touch data they did not create."""
+    import subprocess
+
+    from tests.support import free_port, redis_server, wait_redis
+    require_service("redis-server", lambda: subprocess.run(["redis-server", "--version"], check=True,
+                                                           capture_output=True))
+    port = free_port()
+    proc = redis_server(port)
+    try:
+        wait_redis(port)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 @contextlib.contextmanager

@@ -9,23 +9,7 @@ import httpx
 from sqlalchemy import create_engine, text
 
 from tests.conftest import example, require_service
-from tests.support import free_port, lasting, start, stop, wait_http, wait_job
-
-
-def redis_server(port: int) -> subprocess.Popen:
-    return subprocess.Popen(["redis-server", "--bind", "127.0.0.1", "--port", str(port), "--save", "",
-                             "--appendonly", "no"], stdout=subprocess.DEVNULL)
-
-
-def wait_redis(port: int) -> None:
-    import redis
-    for _ in range(100):
-        try:
-            redis.Redis(port=port, socket_timeout=1).ping()
-            return
-        except redis.ConnectionError:
-            time.sleep(0.05)
-    raise RuntimeError("redis-server did not start")
+from tests.support import free_port, lasting, redis_server, start, stop, wait_http, wait_job, wait_redis
 
 
 def test_redis_restarted_with_state_lost_no_job_is_lost(tmp_path, postgres_url):

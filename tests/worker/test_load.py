@@ -42,7 +42,7 @@ def client_session(url: str, count: int, deadline: float, body: dict) -> dict[st
 
 def test_1000_jobs_from_concurrent_clients_each_succeed_exactly_once(tmp_path, redis_url):
     import redis
-    redis.Redis.from_url(redis_url).flushdb()  # no messages left over from earlier modules
+    redis.Redis.from_url(redis_url).flushdb()  # the private server of this session: no messages left from earlier modules
     body = {"model": example("mini"), "simulationSettings": {"timeIntegration": {"numberOfSteps": STEPS}}}
     with fresh_database("mbserve_load") as database:
         with distributed(tmp_path, database, redis_url, MBSERVE_RATE_LIMIT_PER_MINUTE="1000000",

@@ -139,3 +139,20 @@ def test_failed_job_reports_its_reason_and_results(client, run_queued, mini):
     served = client.get(f"/v1/jobs/{job['id']}/results")
     assert served.status_code == 200
     assert same_document(served.text, multibody.simulate(doc).to_document())
+
+
+def test_results_and_csv_are_gzipped_when_the_client_accepts_it(client, run_queued, mini):
+    import gzip
+    job = submit(client, {"model": mini})
+    run_queued()
+    name = next(iter(client.get(f"/v1/jobs/{job['id']}/results").json()["sensors"]))
+    for path in (f"/v1/jobs/{job['id']}/results", f"/v1/jobs/{job['id']}/sensors/{name}?format=csv"):
+        plain = client.get(path, headers={"Accept-Encoding": "identity"})
+        assert "content-encoding" not in plain.headers
+        packed = client.get(path, headers={"Accept-Encoding": "gzip"})
+        assert packed.headers["content-encoding"] == "gzip"
+        assert packed.content == plain.content  # httpx decodes it
+        with client.stream("GET", path, headers={"Accept-Encoding": "gzip"}) as answer:
+            wire = b"".join(answer.iter_raw())
+        assert gzip.decompress(wire) == plain.content and len(wire) < len(plain.content) / 2
+

@@ -1,0 +1,243 @@
+"""Python client of a running mbserve service (SPEC section 6).
+
+    from mbserve.client import Client
+    with Client("http://127.0.0.1:8000") as client:
+        job = client.submit("model.json", timeIntegration={"numberOfSteps": 500})
+        job.wait()                                   # a progress bar on stderr
+        res = job.results()                          # sensors as numpy arrays
+        res.sensors["joint_HT"].data, res.sensors["joint_HT"].column("H03")
+
+One `httpx.Client` per `Client`: its connections are kept alive across calls. Every answer
+that is not a success raises an `ApiError` carrying the API's problems (path, message).
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from multibody.values import Results, SensorSeries
+
+FINISHED = ("succeeded", "failed", "canceled")
+LONG_POLL_SECONDS = 1.0  # the server answers at once when the job finishes, else after this
+MIN_POLL_SECONDS = 0.2  # a server without long poll answers at once: poll at most this often
+
+
+class ClientError(Exception):
+    """Anything the client could not do; str() is one line for the user."""
+
+
+class ServiceUnreachable(ClientError):
+    """No service answered at the URL (refused, timed out, not HTTP)."""
+
+
+@dataclass(frozen=True)
+class ApiProblem:
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+class ApiError(ClientError):
+    """An error answer of the API: HTTP status, error code, message and the problems it lists."""
+
+    def __init__(self, status: int, code: str, message: str, problems: list[ApiProblem]):
+        self.status, self.code, self.message, self.problems = status, code, message, problems
+        super().__init__(f"{message} (HTTP {status}, {code})")
+
+
+class InvalidRequest(ApiError):
+    """422: the model or the request is not valid; `problems` says what and where."""
+
+
+class NotFound(ApiError):
+    """404: no such model, job, sensor (or not the caller's)."""
+
+
+class Conflict(ApiError):
+    """409: not possible in the job's state (results of a running job, cancel of a finished one)."""
+
+
+class Unauthorized(ApiError):
+    """401: the service needs an API key, or the key is unknown or revoked."""
+
+
+_BY_STATUS = {422: InvalidRequest, 404: NotFound, 409: Conflict, 401: Unauthorized}
+
+
+def _api_error(answer: httpx.Response) -> ApiError:
+    try:
+        error = answer.json().get("error") or {}
+    except (ValueError, AttributeError):
+        error = {}
+    if not isinstance(error, dict):
+        error = {}
+    problems = [ApiProblem(str(p.get("path", "$")), str(p.get("message", ""))) for p in error.get("detail") or []
+                if isinstance(p, dict)]
+    message = error.get("message") or answer.text.strip()[:200] or answer.reason_phrase
+    cls = _BY_STATUS.get(answer.status_code, ApiError)
+    return cls(answer.status_code, error.get("code", "http_error"), message, problems)
+
+
+def _sensor(doc: dict) -> SensorSeries:
+    import numpy as np
+    return SensorSeries(sensorType=doc["sensorType"], item=doc.get("item"),
+                        outputVariableType=doc["outputVariableType"], columns=list(doc["columns"]),
+                        data=np.array(doc["data"], dtype=float).reshape(-1, len(doc["columns"])))
+
+
+def results_from_document(doc: dict) -> Results:
+    """The results document (SPEC section 4) with each sensor's rows as a numpy array."""
+    return Results(status=doc["status"], warnings=doc.get("warnings", []), solver=doc.get("solver", {}),
+                   sensors={name: _sensor(s) for name, s in doc.get("sensors", {}).items()},
+                   error=doc.get("error"))
+
+
+class Client:
+    """A connection to a service at `url` ("http://host:port"), with an optional API key."""
+
+    def __init__(self, url: str, api_key: str | None = None, timeout: float = 60.0):
+        if not url.startswith(("http://", "https://")):
+            raise ClientError(f"the service URL must start with http:// or https:// (got {url!r})")
+        self.url = url.rstrip("/")
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout)
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    def request(self, method: str, path: str, **kwargs) -> httpx.Response:
+        """One call of the API; an error answer raises ApiError, no answer ServiceUnreachable."""
+        try:
+            answer = self._http.request(method, path, **kwargs)
+        except (httpx.TransportError, httpx.UnsupportedProtocol) as exc:
+            raise ServiceUnreachable(f"no mbserve service answers at {self.url}: {exc or type(exc).__name__}") \
+                from None
+        if answer.status_code >= 400:
+            raise _api_error(answer)
+        return answer
+
+    def submit(self, model: dict | str | Path, **overrides: Any) -> Job:
+        """Submit a model (a document, or the path of a JSON file) as a job. Keyword arguments are
+        simulationSettings overrides in Exudyn's nested names, e.g. timeIntegration={"endTime": 2}."""
+        if isinstance(model, (str, Path)):
+            path = Path(model)
+            try:
+                model = json.loads(path.read_text())
+            except OSError as exc:
+                raise ClientError(f"{path}: {exc.strerror or exc}") from None
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise ClientError(f"{path}: not a JSON document: {exc}") from None
+        body: dict[str, Any] = {"model": model}
+        if overrides:
+            body["simulationSettings"] = overrides
+        return Job(self, self.request("POST", "/v1/jobs", json=body).json())
+
+    def job(self, job_id: str) -> Job:
+        """An existing job by its id."""
+        return Job(self, self.request("GET", f"/v1/jobs/{job_id}").json())
+
+
+class Job:
+    """A job of the service; `document` is its last status document (SPEC section 3)."""
+
+    def __init__(self, client: Client, document: dict):
+        self.client, self.document = client, document
+        self.id: str = document["id"]
+
+    def __repr__(self) -> str:
+        return f"Job({self.id!r}, {self.document['status']!r}, progress={self.document['progress']:.2f})"
+
+    def refresh(self, wait: float = 0.0) -> dict:
+        """The current status document; with `wait`, the server may hold the answer until the job
+        finishes or `wait` seconds pass (long poll)."""
+        params = {"wait": f"{wait:g}"} if wait > 0 else None
+        self.document = self.client.request("GET", f"/v1/jobs/{self.id}", params=params).json()
+        return self.document
+
+    @property
+    def status(self) -> str:
+        """The job's status now: queued, running, succeeded, failed or canceled."""
+        return self.refresh()["status"]
+
+    @property
+    def progress(self) -> float:
+        return self.document["progress"]
+
+    @property
+    def error(self) -> dict | None:
+        return self.document.get("error")
+
+    def wait(self, progress: bool = True, timeout: float | None = None) -> str:
+        """Until the job has finished; its final status. A progress bar on stderr with progress=True."""
+        end = None if timeout is None else time.monotonic() + timeout
+        bar = _ProgressBar(self.id) if progress else None
+        try:
+            while self.document["status"] not in FINISHED:
+                if bar:
+                    bar.update(self.document)
+                left = None if end is None else end - time.monotonic()
+                if left is not None and left <= 0:
+                    raise TimeoutError(f"job {self.id} is still {self.document['status']} after {timeout} s")
+                wait = LONG_POLL_SECONDS if left is None else max(0.0, min(LONG_POLL_SECONDS, left))
+                asked = time.monotonic()
+                self.refresh(wait=wait)
+                if self.document["status"] not in FINISHED:
+                    time.sleep(max(0.0, MIN_POLL_SECONDS - (time.monotonic() - asked)))
+            if bar:
+                bar.update(self.document)
+        finally:
+            if bar:
+                bar.close()
+        return self.document["status"]
+
+    def cancel(self) -> str:
+        """Cancel the job if it is queued or running (Conflict when it has already finished)."""
+        self.document = self.client.request("DELETE", f"/v1/jobs/{self.id}").json()
+        return self.document["status"]
+
+    def results(self, wait: bool = True) -> Results:
+        """The results document, sensors as numpy arrays (columns kept). Waits for the job first
+        unless wait=False (then a job that has not finished raises Conflict)."""
+        if wait:
+            self.wait(progress=False)
+        return results_from_document(self.client.request("GET", f"/v1/jobs/{self.id}/results").json())
+
+    def sensor(self, name: str) -> SensorSeries:
+        """One sensor of a finished job."""
+        return _sensor(self.client.request("GET", f"/v1/jobs/{self.id}/sensors/{name}").json())
+
+    def solution(self) -> dict:
+        """The stored solution (SPEC section 4) as the API gives it in JSON, where the service has it."""
+        return self.client.request("GET", f"/v1/jobs/{self.id}/solution", params={"format": "json"}).json()
+
+
+class _ProgressBar:
+    """rich's progress bar on stderr: the job's status and simulated time / end time."""
+
+    def __init__(self, job_id: str):
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+        self._bar = Progress(TextColumn("job {task.fields[job]} {task.fields[status]}"), BarColumn(),
+                             TextColumn("{task.percentage:>5.1f}%"), TimeElapsedColumn(),
+                             console=Console(stderr=True), transient=True)
+        self._task = self._bar.add_task("job", total=1.0, job=job_id, status="")
+        self._bar.start()
+
+    def update(self, document: dict) -> None:
+        self._bar.update(self._task, completed=document["progress"], status=document["status"])
+
+    def close(self) -> None:
+        self._bar.stop()

@@ -1,0 +1,81 @@
+"""The Python client (SPEC section 6) against a live `mbserve serve`."""
+import copy
+
+import numpy as np
+import pytest
+
+from mbserve.client import Client, ClientError, Conflict, InvalidRequest, NotFound, ServiceUnreachable
+from tests.conftest import EXAMPLES, example
+from tests.support import long_running
+
+
+@pytest.fixture
+def client(embedded):
+    with Client(embedded) as c:
+        yield c
+
+
+def test_submit_wait_and_results_equal_mbserve_run(client, capsys):
+    import multibody
+    job = client.submit(EXAMPLES / "mini" / "model.json")  # a path; a dict works the same
+    assert job.wait(progress=True) == "succeeded" and job.progress == 1.0
+    expected = multibody.simulate(example("mini"))  # what `mbserve run` writes
+    results = job.results()
+    assert results.status == "succeeded" and set(results.sensors) == set(expected.sensors)
+    for name, sensor in expected.sensors.items():
+        got = results.sensors[name]
+        assert got.columns == sensor.columns and got.outputVariableType == sensor.outputVariableType
+        assert np.array_equal(got.data, sensor.data)  # the API's floats are lossless
+        assert np.array_equal(job.sensor(name).data, sensor.data)
+        assert np.array_equal(got.column("time"), sensor.data[:, 0])
+        frame = got.to_pandas()
+        assert list(frame.columns) == sensor.columns and np.array_equal(frame.to_numpy(), sensor.data)
+
+
+def test_settings_overrides_as_keywords(client):
+    job = client.submit(example("mini"), timeIntegration={"numberOfSteps": 10})
+    sensor = next(iter(job.results().sensors.values()))
+    assert len(sensor.data) == 11  # the start row, then one per step (write period = step)
+
+
+def test_an_invalid_model_raises_422_with_its_problems(client):
+    doc = copy.deepcopy(example("mini"))
+    doc["objects"][1]["mass"] = -1.0
+    doc["loads"][0]["markerNumber"] = 7
+    with pytest.raises(InvalidRequest) as err:
+        client.submit(doc)
+    assert err.value.status == 422 and err.value.code
+    found = {p.path: p.message for p in err.value.problems}
+    assert "positive" in found["model.objects[1].mass"] and "markers" in found["model.loads[0].markerNumber"]
+
+
+def test_unknown_job_and_sensor_are_404(client):
+    with pytest.raises(NotFound):
+        client.job("0123456789abcdef")
+    job = client.submit(example("mini"))
+    job.wait(progress=False)
+    with pytest.raises(NotFound) as err:
+        job.sensor("no_such_sensor")
+    assert "no_such_sensor" in str(err.value)
+
+
+def test_cancel_a_long_job(client):
+    job = client.submit(example("mini"), **long_running())
+    assert job.cancel() == "canceled"
+    assert job.wait(progress=False, timeout=30) == "canceled" and job.status == "canceled"
+    with pytest.raises(Conflict):
+        job.results()
+    with pytest.raises(Conflict):
+        job.cancel()
+
+
+def test_no_service_and_a_url_without_scheme_are_client_errors(tmp_path):
+    from tests.support import free_port
+    with pytest.raises(ServiceUnreachable, match="no mbserve service answers"):
+        Client(f"http://127.0.0.1:{free_port()}").submit(example("mini"))
+    with pytest.raises(ClientError, match="http://"):
+        Client("127.0.0.1:8000")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{nope")
+    with pytest.raises(ClientError, match="not a JSON document"):
+        Client("http://127.0.0.1:1").submit(bad)
