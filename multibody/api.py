@@ -10,6 +10,7 @@ import copy
 from typing import Any, Callable
 
 from .model import load_model
+from .programs import warm_up as warm_up_programs
 from .solvers import run
 from .solvers.generalized_alpha import solve_dynamic
 from .values import ModelInvalid, Problem, Results, SensorSeries, SimulationCanceled, Validation
@@ -78,6 +79,7 @@ def warm_up() -> None:
     """Load (or compile) the core's compiled kernels now, so a process's first job does not pay it."""
     simulate(WARM_UP_MODEL)  # small models: the compiled step loop
     solve_dynamic(load_model(WARM_UP_MODEL), compiled=False)  # large ones: the Python loop's kernels
+    warm_up_programs()  # expressions (motions): the program evaluator
 
 
 def run_document(doc: Any, **kwargs) -> dict:

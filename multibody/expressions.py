@@ -1,22 +1,31 @@
-"""A safe expression language for motion laws: whitelisted user text -> sympy -> fast float functions.
+"""A safe expression language for motion laws and user functions: whitelisted user text ->
+sympy -> programs (programs.py) that one compiled evaluator runs.
 
     expr = parse_expression("0.1*sin(2*pi*t)", ("t",))    # sympy.Expr; ExpressionError if not allowed
     d = derivative(expr, "t")                              # symbolic; a.e. derivative of kinks and steps
-    f = compile_expression(d, ("t",))                      # f(0.25) -> float
+    program = to_program(d, {"t": 0})                      # a ProgramSet; x[0] is t
+    f = compile_expression(d, ("t",))                      # f(0.25) -> float, from Python
 
 User text never reaches eval/exec/sympify: it is parsed by `ast` and every node is translated
-by hand, so only numbers, the allowed variables, pi, e, + - * / **, and the functions in
-FUNCTIONS can appear. Length, nesting depth, node count, constant magnitudes and exponents are
-bounded *before* sympy builds anything, so parsing takes bounded time and memory.
+by hand, so only numbers, the allowed variables (vector elements by constant indices), named
+parameters, pi, e, + - * / **, the functions in FUNCTIONS, comparisons with and/or/not and
+`a if condition else b` can appear. Length, nesting depth, node count, constant magnitudes and
+exponents are bounded *before* sympy builds anything, so parsing takes bounded time and memory;
+a Budget bounds what all expressions of a document may cost together.
 """
 from __future__ import annotations
 
 import ast
 import math
 import operator
+from collections.abc import Mapping, Sequence
 from typing import Callable
 
+import numpy as np
 import sympy as sp
+
+from . import programs as P
+from .programs import EvaluationError
 
 # Limits. The costly step is not parsing but the second derivatives a motion law needs: they
 # grow ~depth**2.5 with nested functions and ~factors**3 with products (16 factors: 1.4 s).
@@ -29,7 +38,19 @@ MAX_MAGNITUDE = 1e100  # literals and constant subexpressions
 MAX_EXPONENT = 100
 MAX_RATIONAL_BITS = 4096  # exact fractions like (1/10**100)**100 grow without a float bound
 
-SYMBOLS = {name: sp.Symbol(name, real=True) for name in ("t", "q", "u")}
+
+
+def symbol(name: str) -> sp.Symbol:
+    """The symbol of a scalar variable (sympy keeps one object per name and assumptions)."""
+    return sp.Symbol(name, real=True)
+
+
+def element_symbol(name: str, index: tuple[int, ...]) -> sp.Symbol:
+    """The symbol of one element of a vector or matrix variable: loadVector[1], stiffness[0][2]."""
+    return symbol(name + "".join(f"[{i}]" for i in index))
+
+
+SYMBOLS = {name: symbol(name) for name in ("t", "q", "u")}
 CONSTANTS = {"pi": (sp.pi, math.pi), "e": (sp.E, math.e)}
 
 
@@ -41,34 +62,87 @@ class ExpressionError(ValueError):
         self.message = message
 
 
-class EvaluationError(ArithmeticError):
-    """A compiled expression is undefined at the given arguments (log(-1), 1/0, overflow)."""
+
+
+class BudgetExceeded(ExpressionError):
+    """A document's expressions cost more than its Budget: work stopped at this expression."""
+
+
+class Budget:
+    """The work one document's expressions may cost, in tree nodes built: the parsed
+    expressions, every derivative and every compiled program count. Checked as each stage
+    finishes and while each derivative is measured, so the work stops once past the limit.
+
+    `name` is how messages call the limit (the service gives its setting's name).
+    """
+
+    def __init__(self, limit: int, name: str = "the expression cost limit"):
+        self.limit, self.name, self.used = int(limit), name, 0
+
+    def remaining(self) -> int:
+        return self.limit - self.used
+
+    def charge(self, units: int) -> None:
+        self.used += units
+        if self.used > self.limit:
+            raise BudgetExceeded(f"the document's expressions cost more than {self.limit} units "
+                                 f"({self.name}); simplify them or use fewer")
 
 
 class Select(sp.Function):
-    """Select(a, b, s1, strict1, s2, strict2, ...): a where every s_i > 0 (>= 0 if strict_i is 0),
-    else b.
+    """Select(condition, a, b): a where the condition holds, else b.
 
-    Our own piecewise node for where(), step() and the derivatives of min/max. sympy's Piecewise solves inequalities when a
-    condition contains another Piecewise (seconds for min(t, max(t, 1)), unbounded in general);
-    this node does no such evaluation, its derivative is that of the branches (almost
-    everywhere), and it prints as a Python conditional, so only the chosen branch is evaluated.
+    Our own piecewise node for `a if c else b`, where(), step() and the derivatives of min/max.
+    sympy's Piecewise solves inequalities when a condition contains another Piecewise (seconds
+    for min(t, max(t, 1)), unbounded in general); this node does no such evaluation, and its
+    derivative is that of the branches (almost everywhere). It compiles to a jump, so only the
+    chosen branch is evaluated.
     """
+    nargs = 3
 
     @classmethod
-    def eval(cls, a, b, *conditions):
+    def eval(cls, condition, a, b):
         if a == b:  # e.g. the derivative of a step
             return a
 
     def _eval_derivative(self, v):
-        a, b, *conditions = self.args
-        return Select(a.diff(v), b.diff(v), *conditions)
+        condition, a, b = self.args
+        return Select(condition, a.diff(v), b.diff(v))
 
-    def _pythoncode(self, printer):  # the method lambdify's "math" printer looks for
-        a, b, *conditions = self.args
-        tests = " and ".join(f"({printer._print(s)}) {'>' if strict else '>='} 0"
-                             for s, strict in zip(conditions[::2], conditions[1::2]))
-        return f"(({printer._print(a)}) if {tests} else ({printer._print(b)}))"
+
+class _Condition(sp.Function):
+    """A truth value (1.0 or 0.0 when compiled) of a Select; never differentiated."""
+
+    def _eval_derivative(self, v):
+        return sp.S.Zero
+
+
+class Less(_Condition):
+    nargs = 2
+
+
+class LessEq(_Condition):
+    nargs = 2
+
+
+class Equal(_Condition):
+    nargs = 2
+
+
+class NotEqual(_Condition):
+    nargs = 2
+
+
+class AllOf(_Condition):
+    pass
+
+
+class AnyOf(_Condition):
+    pass
+
+
+class Negation(_Condition):
+    nargs = 1
 
 
 class MinOf(sp.Function):
@@ -78,10 +152,8 @@ class MinOf(sp.Function):
 
     def _eval_derivative(self, v):
         a, b = self.args
-        return Select(a.diff(v), b.diff(v), (b - a) if self.pick == "min" else (a - b), INCLUSIVE)
-
-    def _pythoncode(self, printer):
-        return f"{self.pick}({printer._print(self.args[0])}, {printer._print(self.args[1])})"
+        # min(a, b) is a unless b < a (Python's rule), so its derivative is a' where a <= b
+        return Select(LessEq(a, b) if self.pick == "min" else LessEq(b, a), a.diff(v), b.diff(v))
 
 
 class MaxOf(MinOf):
@@ -100,17 +172,11 @@ class Hermite(sp.Function):
     def fdiff(self, argindex=1):
         return Hermite(self.args[0], self.args[1] + 1)
 
-    def _pythoncode(self, printer):
-        return f"_hermite({printer._print(self.args[0])}, {self.args[1]})"
-
 
 def _hermite(s: float, k: int) -> float:
     if s <= 0 or s >= 1:
         return 1.0 if (k == 0 and s >= 1) else 0.0
     return s * s * (3 - 2 * s) if k == 0 else 6 * s * (1 - s) if k == 1 else 6 - 12 * s if k == 2 else -12.0
-
-
-STRICT, INCLUSIVE = sp.Integer(1), sp.Integer(0)
 
 
 def _smoothstep(x, x0, x1):
@@ -153,25 +219,30 @@ FUNCTIONS: dict[str, tuple[tuple[int, int], Callable, Callable]] = {
     "ceil": ((1, 1), sp.ceiling, math.ceil),
     "min": ((2, 10), _fold(MinOf), min),
     "max": ((2, 10), _fold(MaxOf), max),
-    "step": ((1, 1), lambda x: Select(1, 0, x, INCLUSIVE), lambda x: 0.0 if x < 0 else 1.0),
+    "step": ((1, 1), lambda x: Select(LessEq(0, x), 1, 0), lambda x: 0.0 if x < 0 else 1.0),
     "smoothstep": ((3, 3), _smoothstep, lambda x, x0, x1: _hermite((x - x0) / (x1 - x0), 0)),
     "where": ((3, 3), None, None),  # where(condition, value_if_true, value_otherwise): _Builder.where
 }
-# a OP b as a Select condition: sign * (b - a) > 0 (strict) or >= 0; and for constants
-COMPARISONS = {ast.Lt: (1, STRICT, operator.lt), ast.LtE: (1, INCLUSIVE, operator.le),
-               ast.Gt: (-1, STRICT, operator.gt), ast.GtE: (-1, INCLUSIVE, operator.ge)}
+# a OP b: (the condition node, the test for constants)
+COMPARISONS = {ast.Lt: (Less, operator.lt), ast.LtE: (LessEq, operator.le),
+               ast.Gt: (lambda a, b: Less(b, a), operator.gt), ast.GtE: (lambda a, b: LessEq(b, a), operator.ge),
+               ast.Eq: (Equal, operator.eq), ast.NotEq: (NotEqual, operator.ne)}
 OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
              ast.Div: operator.truediv, ast.Pow: operator.pow}
 NONFINITE = {sp.zoo, sp.nan, sp.oo, -sp.oo}
 
 
-def parse_expression(text: str, variables: tuple[str, ...]) -> sp.Expr:
-    """Parse user text into a sympy expression over `variables` (a subset of t, q, u).
+def parse_expression(text: str, variables: Sequence[str] | Mapping[str, tuple[int, ...]],
+                     parameters: Mapping[str, float] | None = None, budget: "Budget | None" = None) -> sp.Expr:
+    """Parse user text into a sympy expression over `variables`.
 
-    Raises ExpressionError with a message naming the offending construct and its column.
+    `variables`: scalar names (t, q, u), or a mapping of names to shapes: () for a scalar, (3,)
+    for a vector, (3, 3) for a matrix, whose elements are written with constant indices
+    (`loadVector[1]`, `stiffness[0][2]`) and become the symbols element_symbol(name, index).
+    `parameters`: named constants (a document's `parameters` block). Raises ExpressionError with
+    a message naming the offending construct and its column; BudgetExceeded past `budget`.
     """
-    if not set(variables) <= set(SYMBOLS):
-        raise ValueError(f"variables must be among {tuple(SYMBOLS)}")  # a caller's bug, not user input
+    shapes = dict(variables) if isinstance(variables, Mapping) else {v: () for v in variables}
     if not isinstance(text, str):
         raise ExpressionError(f"expected a string, got {type(text).__name__}")
     if len(text) > MAX_LENGTH:
@@ -192,15 +263,17 @@ def parse_expression(text: str, variables: tuple[str, ...]) -> sp.Expr:
         raise ExpressionError(f"syntax error{where}: {exc.msg}") from None
     except (ValueError, RecursionError, MemoryError):  # null bytes; pathological unbracketed chains
         raise ExpressionError("expression cannot be parsed") from None
-    _check_shape(tree.body)
-    expr = _Builder(variables).build(tree.body)[0]
+    nodes = _check_shape(tree.body)
+    if budget is not None:
+        budget.charge(nodes)
+    expr = _Builder(shapes, dict(parameters or {})).build(tree.body)[0]
     if any(sum(not f.is_number for f in m.args) > MAX_FACTORS for m in expr.atoms(sp.Mul)):
         raise ExpressionError(
             f"a product of more than {MAX_FACTORS} varying factors is too costly to differentiate")
     return expr
 
 
-def _check_shape(root: ast.AST) -> None:
+def _check_shape(root: ast.AST) -> int:
     """Depth and size limits, iteratively, before the recursive builder runs.
 
     Depth counts what the builder recurses on: chains (a + b - c * d, ---t) are built in a loop
@@ -216,6 +289,7 @@ def _check_shape(root: ast.AST) -> None:
             raise ExpressionError(f"expression is too large (more than {MAX_NODES} elements)")
         stack.extend((child, depth + (not _continues_chain(node, child)))
                      for child in ast.iter_child_nodes(node) if isinstance(child, ast.expr))
+    return count
 
 
 def _is_chain(node: ast.AST) -> bool:
@@ -246,8 +320,8 @@ def _where(node: ast.AST) -> str:
 class _Builder:
     """Translates an allowed AST into (sympy expression, float value if constant else None)."""
 
-    def __init__(self, variables: tuple[str, ...]):
-        self.variables = variables
+    def __init__(self, shapes: dict[str, tuple[int, ...]], parameters: dict[str, float]):
+        self.shapes, self.parameters = shapes, parameters
 
     def fail(self, node: ast.AST, message: str):
         raise ExpressionError(message + _where(node))
@@ -279,19 +353,25 @@ class _Builder:
             return self.binary(node, self.build(node.left), self.build(node.right))
         if isinstance(node, ast.Call):
             return self.call(node)
+        if isinstance(node, ast.IfExp):
+            return self.select(node, node.test, node.body, node.orelse, "the condition of 'a if condition else b'")
+        if isinstance(node, ast.Subscript):
+            return self.element(node)
         self.fail(node, self.describe(node))
 
     def describe(self, node: ast.AST) -> str:
         if isinstance(node, ast.Attribute):
             return f"attribute access (.{node.attr}) is not allowed"
         if isinstance(node, ast.Subscript):
-            return "indexing ([...]) is not allowed"
+            return "indexing ([...]) is only allowed on a vector or matrix argument"
         if isinstance(node, ast.Lambda):
             return "lambda is not allowed"
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             return "comprehensions are not allowed"
-        if isinstance(node, ast.Compare):
-            return "a comparison is only allowed as the condition of where(condition, a, b)"
+        if isinstance(node, (ast.Compare, ast.BoolOp)) or (isinstance(node, ast.UnaryOp)
+                                                          and isinstance(node.op, ast.Not)):
+            return ("a comparison (and, or, not) is only allowed as a condition: "
+                    "a if condition else b, where(condition, a, b)")
         if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.BoolOp)):
             return f"operator {type(node.op).__name__} is not allowed (use + - * / **)"
         return f"{type(node).__name__} is not allowed in an expression"
@@ -307,11 +387,18 @@ class _Builder:
         return (sp.Integer(v) if isinstance(v, int) else sp.Float(v)), float(v)
 
     def name(self, node: ast.Name):
+        shape = self.shapes.get(node.id)
+        if shape == ():
+            return symbol(node.id), None
+        if shape is not None:
+            self.fail(node, f"'{node.id}' has {len(shape)} dimension(s): index it with constant integers, "
+                            f"e.g. {node.id}{'[0]' * len(shape)}")
+        if node.id in self.parameters:
+            v = self.parameters[node.id]
+            return (sp.Integer(v) if isinstance(v, int) else sp.Float(v)), float(v)
         if node.id in CONSTANTS:
             return CONSTANTS[node.id]
-        if node.id in self.variables:
-            return SYMBOLS[node.id], None
-        allowed = ", ".join((*self.variables, *CONSTANTS))
+        allowed = ", ".join((*self.shapes, *self.parameters, *CONSTANTS))
         if node.id in SYMBOLS:
             self.fail(node, f"'{node.id}' may not appear in this expression (allowed names: {allowed})")
         if node.id in FUNCTIONS:
@@ -361,21 +448,59 @@ class _Builder:
                 self.fail(node, f"{fname}() is undefined or too large for these constant arguments")
         return self.checked(node, build(*args), value)
 
+    def element(self, node: ast.Subscript):
+        """vector[i], matrix[i][j]: one symbol per element, the indices constant integers in range."""
+        indices, inner = [], node
+        while isinstance(inner, ast.Subscript):
+            index = inner.slice
+            if not (isinstance(index, ast.Constant) and type(index.value) is int and index.value >= 0):
+                self.fail(index, "an index must be a constant non-negative integer, e.g. [0]")
+            indices.append(index.value)
+            inner = inner.value
+        shape = self.shapes.get(inner.id) if isinstance(inner, ast.Name) else None
+        if not shape:
+            self.fail(node, self.describe(node))
+        indices.reverse()
+        if len(indices) != len(shape) or any(i >= n for i, n in zip(indices, shape)):
+            self.fail(node, f"'{inner.id}' has shape {list(shape)}: index it with {len(shape)} "
+                            f"index(es) below {', '.join(map(str, shape))}")
+        return element_symbol(inner.id, tuple(indices)), None
+
     def where(self, node: ast.Call):
-        cond = node.args[0]
-        if not isinstance(cond, ast.Compare):
-            self.fail(cond, "the first argument of where() must be a comparison, e.g. t < 1")
-        if any(type(op) not in COMPARISONS for op in cond.ops):
-            self.fail(cond, "where() conditions may use < <= > >= only")
-        operands = [self.build(n) for n in (cond.left, *cond.comparators)]
-        (a, av), (b, bv) = self.build(node.args[1]), self.build(node.args[2])
-        # a < b < c means a < b and b < c
-        tests = [(COMPARISONS[type(op)], x, y) for op, x, y in zip(cond.ops, operands, operands[1:])]
-        if all(x[1] is not None and y[1] is not None for _, x, y in tests):  # constant: decide now
-            holds = all(compare(x[1], y[1]) for (_, _, compare), x, y in tests)
+        return self.select(node, *node.args, "the first argument of where()")
+
+    def select(self, node: ast.AST, test: ast.AST, then: ast.AST, otherwise: ast.AST, what: str):
+        condition, holds = self.condition(test, what)
+        (a, av), (b, bv) = self.build(then), self.build(otherwise)
+        if holds is not None:  # constant: decide now
             return (a, av) if holds else (b, bv)
-        conditions = [c for (sign, strict, _), (x, _), (y, _) in tests for c in (sign * (y - x), strict)]
-        return self.checked(node, Select(a, b, *conditions), None)
+        return self.checked(node, Select(condition, a, b), None)
+
+    def condition(self, node: ast.AST, what: str) -> tuple[sp.Expr, bool | None]:
+        """(condition node, its truth if constant else None) of a comparison, and/or/not of them."""
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            c, holds = self.condition(node.operand, "the operand of not")
+            return Negation(c), None if holds is None else not holds
+        if isinstance(node, ast.BoolOp):
+            every = isinstance(node.op, ast.And)
+            parts = [self.condition(v, f"an operand of {'and' if every else 'or'}") for v in node.values]
+            if any(holds is (not every) for _, holds in parts):  # a constant False in and, True in or
+                return sp.S.Zero, not every
+            varying = [c for c, holds in parts if holds is None]
+            if not varying:
+                return sp.S.Zero, every
+            return (varying[0] if len(varying) == 1 else (AllOf if every else AnyOf)(*varying)), None
+        if not isinstance(node, ast.Compare):
+            self.fail(node, f"{what} must be a comparison, e.g. t < 1")
+        if any(type(op) not in COMPARISONS for op in node.ops):
+            self.fail(node, "conditions may use < <= > >= == != only")
+        operands = [self.build(n) for n in (node.left, *node.comparators)]
+        # a < b < c means a < b and b < c
+        tests = [(COMPARISONS[type(op)], x, y) for op, x, y in zip(node.ops, operands, operands[1:])]
+        if all(x[1] is not None and y[1] is not None for _, x, y in tests):
+            return sp.S.Zero, all(compare(x[1], y[1]) for (_, compare), x, y in tests)
+        nodes = [build(x[0], y[0]) for (build, _), x, y in tests]
+        return (nodes[0] if len(nodes) == 1 else AllOf(*nodes)), None
 
     def checked(self, node: ast.AST, expr: sp.Expr, value: float | None):
         """Keep constants bounded so later operations on them stay cheap."""
@@ -389,17 +514,28 @@ class _Builder:
         return expr, value
 
 
-def derivative(expr: sp.Expr, variable: str) -> sp.Expr:
+def derivative(expr: sp.Expr, variable: str, budget: Budget | None = None) -> sp.Expr:
     """d expr / d variable; steps, floor and ceil count as flat (derivative zero almost everywhere)."""
-    d = sp.diff(expr, SYMBOLS[variable])
+    d = sp.diff(expr, symbol(variable))
     d = d.xreplace({e: sp.S.Zero for e in d.atoms(sp.DiracDelta, sp.Derivative, sp.Subs)
                     if isinstance(e, sp.DiracDelta) or _is_floor_derivative(e)})
     if d.has(sp.Derivative, sp.Subs):
         raise ExpressionError(f"cannot differentiate with respect to {variable}")
-    for size, _ in enumerate(sp.preorder_traversal(d)):
-        if size > MAX_DERIVATIVE_SIZE:
-            raise ExpressionError(f"the derivative with respect to {variable} is too large")
+    _charge_size(d, budget, f"the derivative with respect to {variable} is too large")
     return d
+
+
+def _charge_size(e: sp.Expr, budget: Budget | None, too_large: str) -> None:
+    """Count e's tree nodes against MAX_DERIVATIVE_SIZE and the budget, stopping at either."""
+    cap = MAX_DERIVATIVE_SIZE if budget is None else min(MAX_DERIVATIVE_SIZE, budget.remaining() + 1)
+    size = 0
+    for size, _ in enumerate(sp.preorder_traversal(e), 1):
+        if size > cap:
+            break
+    if budget is not None:
+        budget.charge(size)
+    if size > MAX_DERIVATIVE_SIZE:
+        raise ExpressionError(too_large)
 
 
 def _is_floor_derivative(e: sp.Basic) -> bool:
@@ -408,27 +544,145 @@ def _is_floor_derivative(e: sp.Basic) -> bool:
     return isinstance(e, sp.Derivative) and isinstance(e.expr, (sp.floor, sp.ceiling))
 
 
-def compile_expression(expr: sp.Expr, variables: tuple[str, ...],
-                       label: str = "expression") -> Callable[..., float]:
-    """A plain-float function f(*values) of `variables` (in that order) for scalar calls.
+# sympy node -> opcode, for nodes whose arguments are all evaluated first
+_OPCODES = {sp.sin: P.SIN, sp.cos: P.COS, sp.tan: P.TAN, sp.asin: P.ASIN, sp.acos: P.ACOS, sp.atan: P.ATAN,
+            sp.atan2: P.ATAN2, sp.sinh: P.SINH, sp.cosh: P.COSH, sp.tanh: P.TANH, sp.exp: P.EXP, sp.log: P.LOG,
+            sp.Abs: P.ABS, sp.sign: P.SIGN, sp.floor: P.FLOOR, sp.ceiling: P.CEIL, MinOf: P.MIN, MaxOf: P.MAX,
+            Less: P.LT, LessEq: P.LE, Equal: P.EQ, NotEqual: P.NE, Negation: P.NOT}
 
-    Python's math module, not numpy: about a microsecond per scalar call. Raises EvaluationError
-    ("<label> is undefined at t=..., q=...") where the expression is undefined (log of a
-    negative, division by zero, overflow, a complex power).
+
+def to_program(expr: sp.Expr, slots: Mapping[str, int], budget: Budget | None = None) -> P.ProgramSet:
+    """expr as a one-program ProgramSet; `slots` maps each variable's symbol name to its index in x.
+
+    Common subexpressions are computed once (temporaries), also across the branches of a
+    condition: a hoisted value that is undefined where its branch is not taken (log(t) in
+    `log(t) if t > 0 else 0`) is NaN in an unused temporary and harms nothing.
     """
     try:
-        # Common subexpressions are shared, except across where() branches: hoisting a branch's
-        # subexpression (log(t) in where(t > 0, log(t), 0)) would evaluate it where undefined.
-        raw = sp.lambdify([SYMBOLS[v] for v in variables], expr, cse=not expr.has(Select),
-                          modules=[{"_hermite": _hermite}, "math"])
+        replacements, (reduced,) = sp.cse([expr])
+        emitter = _Emitter(slots, {sym: k for k, (sym, _) in enumerate(replacements)})
+        for k, (_, e) in enumerate(replacements):
+            emitter.emit(e)
+            emitter.push(P.STORE, k)
+        emitter.emit(reduced)
     except (RecursionError, MemoryError):
-        raise ExpressionError(f"{label} is too complex to compile") from None
+        raise ExpressionError("expression is too complex to compile") from None
+    if budget is not None:
+        budget.charge(len(emitter.code))
+    return P.ProgramSet(np.array(emitter.code, np.int64).ravel(), np.array(emitter.consts, float),
+                        np.array([0, len(emitter.code)], np.int64), emitter.deepest + len(replacements))
+
+
+class _Emitter:
+    """Postfix code of sympy trees (see programs.py for the instruction set)."""
+
+    def __init__(self, slots: Mapping[str, int], temps: dict[sp.Symbol, int]):
+        self.slots, self.temps = slots, temps
+        self.code: list[list[int]] = []
+        self.consts: list[float] = []
+        self.depth = self.deepest = 0
+
+    def push(self, op: int, arg: int = 0) -> None:
+        pops, pushes = P.EFFECT[op]
+        self.depth += pushes - pops
+        self.deepest = max(self.deepest, self.depth)
+        self.code.append([op, arg])
+
+    def constant(self, value: float) -> None:
+        if not math.isfinite(value):
+            raise ExpressionError("expression is undefined (division by zero or infinity)")
+        self.consts.append(value)
+        self.push(P.CONST, len(self.consts) - 1)
+
+    def emit(self, e: sp.Basic) -> None:
+        if e.is_Number or isinstance(e, sp.NumberSymbol):
+            return self.constant(float(e))
+        if e.is_Symbol:
+            if e in self.temps:
+                return self.push(P.LOAD, self.temps[e])
+            if e.name not in self.slots:
+                raise ExpressionError(f"'{e.name}' is not a variable of this expression")
+            return self.push(P.VAR, self.slots[e.name])
+        if e.is_Add or e.is_Mul and not any(_is_reciprocal(f) for f in e.args):
+            op = P.ADD if e.is_Add else P.MUL
+            self.emit(e.args[0])
+            for a in e.args[1:]:
+                self.emit(a)
+                self.push(op)
+            return None
+        if e.is_Mul:  # a*b/(c*d) as a*b/c/d
+            numerator = [f for f in e.args if not _is_reciprocal(f)]
+            self.emit(sp.Mul(*numerator))
+            for f in e.args:
+                if _is_reciprocal(f):
+                    self.emit(f.base if f.exp == -1 else sp.Pow(f.base, -f.exp))
+                    self.push(P.DIV)
+            return None
+        if e.is_Pow:
+            base, exponent = e.args
+            if exponent == sp.S.Half:
+                self.emit(base)
+                return self.push(P.SQRT)
+            if _is_reciprocal(e):
+                self.constant(1.0)
+                self.emit(base if exponent == -1 else sp.Pow(base, -exponent))
+                return self.push(P.DIV)
+            self.emit(base)
+            self.emit(exponent)
+            return self.push(P.POW)
+        if isinstance(e, Select):
+            return self.select(*e.args)
+        if isinstance(e, Hermite):
+            self.emit(e.args[0])
+            return self.push(P.HERMITE, int(e.args[1]))
+        if isinstance(e, (AllOf, AnyOf)):
+            op = P.AND if isinstance(e, AllOf) else P.OR
+            self.emit(e.args[0])
+            for a in e.args[1:]:
+                self.emit(a)
+                self.push(op)
+            return None
+        op = _OPCODES.get(type(e))
+        if op is None:
+            raise ExpressionError(f"{type(e).__name__} cannot be compiled")
+        for a in e.args:
+            self.emit(a)
+        return self.push(op)
+
+    def select(self, condition, a, b) -> None:
+        """condition; JUMP_IF_FALSE else; a; JUMP end; else: b; end:"""
+        self.emit(condition)
+        self.push(P.JUMP_IF_FALSE)
+        to_else = len(self.code) - 1
+        self.emit(a)
+        self.push(P.JUMP)
+        to_end = len(self.code) - 1
+        self.code[to_else][1] = len(self.code)
+        self.depth -= 1  # the else branch starts from the depth before a
+        self.emit(b)
+        self.code[to_end][1] = len(self.code)
+
+
+def _is_reciprocal(f: sp.Basic) -> bool:
+    return f.is_Pow and f.exp.is_Number and f.exp < 0
+
+
+def compile_expression(expr: sp.Expr, variables: tuple[str, ...],
+                       label: str = "expression") -> Callable[..., float]:
+    """A plain-float function f(*values) of the scalar `variables` (in that order), for Python
+    callers (checks, tests): the program of to_program, run by the compiled evaluator. Raises
+    EvaluationError ("<label> is undefined at t=..., q=...") where the expression is undefined
+    (log of a negative, division by zero, overflow, a complex power).
+    """
+    program = to_program(expr, {v: k for k, v in enumerate(variables)})
+    code, consts, start = program.code, program.consts, program.start
+    work = np.empty(program.work_size)
 
     def f(*args: float) -> float:
-        try:
-            return float(raw(*args))
-        except (ArithmeticError, ValueError, TypeError):  # TypeError: float() of a complex power
+        value = P.eval_program(code, consts, start, 0, np.array(args, dtype=float), work)
+        if not math.isfinite(value):
             at = ", ".join(f"{v}={a:.6g}" for v, a in zip(variables, args))
-            raise EvaluationError(f"{label} is undefined at {at}") from None
+            raise EvaluationError(f"{label} is undefined at {at}")
+        return value
 
     return f

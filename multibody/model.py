@@ -14,7 +14,8 @@ from . import schema as S
 from . import settings as settings_mod
 from .capabilities import SUPPORTED_DYNAMIC, explicit_solver_problems
 from .convenience import expand_convenience
-from .motions import MotionError, build_motion_law
+from .motion_laws import build_motion_law
+from .motions import MotionError
 from .outputs import check_sensor_outputs
 from .system import System
 from .values import ModelInvalid, Problem

@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernels as K
+from .. import programs as P
+from ..motions import undefined
 from ..output_kernels import joint_coordinates_rows, row_kinematics
 
 LEVELS = {"Position": 0, "Velocity": 1, "Acceleration": 2}
@@ -37,6 +39,9 @@ class Motions:
         self.R0 = np.array([doc.objects[j].rotationMarker0 for j in self.joints], float).reshape(n, 3, 3)
         self.R1 = np.array([doc.objects[j].rotationMarker1 for j in self.joints], float).reshape(n, 3, 3)
         self.row_levels = np.array([LEVELS[law.level] for law in self.laws], dtype=int).reshape(n, 1)
+        self.levels = np.ascontiguousarray(self.row_levels[:, 0], dtype=np.int64)
+        self.programs = P.ProgramSet.concatenate([law.programs for law in self.laws])
+        self._x, self._work = np.empty(3), np.empty(self.programs.work_size)
         self.active = np.ones(n, dtype=bool)
         self.ae = system.allocate_ae(n).reshape(n, 1)
         self.cols = np.concatenate([system.mcols[self.m0], system.mcols[self.m1]], axis=1) if n \
@@ -69,26 +74,37 @@ class Motions:
             return self.system.kinematics(kin.t, q, v)
         return row_kinematics(self.system, kin.t, q, v)
 
+    def targets(self, t: float, qj, uj, levels, velocity_level: bool) -> np.ndarray:
+        """What each law prescribes (programs.motion_targets); EvaluationError where undefined."""
+        code, consts, start, _ = self.programs
+        target = np.empty(self.size)
+        bad = P.motion_targets(code, consts, start, levels, t, qj, uj, velocity_level, target, self._x, self._work)
+        if bad >= 0:
+            level = levels[bad]
+            raise undefined(self.laws[bad], 1 if (level == 0 and velocity_level) else level, t, qj[bad], uj[bad])
+        return target
+
     def evaluate(self, kin, velocity_level: bool):
-        t = kin.t
         qj, uj, C = self.coordinate(kin)
-        g = np.zeros(self.size)
-        udot_j = None
-        for r, law in enumerate(self.laws):
-            level = self.row_levels[r, 0]
-            if level == 0:
-                if velocity_level:
-                    g[r] = uj[r] - law.qd(t)
-                else:
-                    d = qj[r] - law.q(t)
-                    g[r] = _wrap(d) if self.revolute[r] else d
-            elif level == 1:
-                g[r] = uj[r] - law.u(t, qj[r])
-            else:
-                if udot_j is None:
-                    udot_j = self.joint_acceleration(kin, kin.a if kin.a is not None else np.zeros(len(kin.q) - 1), C)
-                g[r] = udot_j[r] - law.udot(t, qj[r], uj[r])
+        target = self.targets(kin.t, qj, uj, self.levels, velocity_level)
+        level = self.levels
+        if (level == 2).any():
+            a = kin.a if kin.a is not None else np.zeros(len(kin.q) - 1)
+            actual = np.where(level == 2, self.joint_acceleration(kin, a, C), uj)
+        else:
+            actual = uj
+        g = actual - target
+        if not velocity_level:  # position-level rows: the coordinate, an angle's difference wrapped
+            d = qj - target
+            g = np.where(level == 0, np.where(self.revolute, _wrap(d), d), g)
         return g[:, None], C[:, None, :]
+
+    def rate_residual(self, kin) -> np.ndarray:
+        """d/dt of every row's velocity-level form at zero accelerations, with the laws' exact
+        time derivatives: u̇_j(a = 0) - u̇(t, q_j, u_j) (the initial-acceleration solve)."""
+        qj, uj, C = self.coordinate(kin)
+        prescribed = self.targets(kin.t, qj, uj, np.full(self.size, 2, np.int64), True)
+        return (self.joint_acceleration(kin, np.zeros(len(kin.q) - 1), C) - prescribed)[:, None]
 
     # ------------------------------------------------------------------ sensors
     # kin: the kinematics of sensor rows (with their accelerations a), lam (rows, nae)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..values import Results, SimulationCanceled
-from ..expressions import EvaluationError
+from ..programs import EvaluationError
 from ..kernels import (CONVERGED, GIVE_UP, RESTART, newton_parameters, newton_rules,
                        newton_update, predictor)
 from ..outputs import SensorSet, WriteSchedule
@@ -164,15 +164,18 @@ class Integrator:
         eps = 1e-5 / max(1.0, float(np.abs(v).max(initial=0.0)))
         phi_p = self._phi(t + eps, q + eps * v, v)
         phi_m = self._phi(t - eps, q - eps * v, v)
-        for (g, gp, _), (_, gm, _), (_, g0, _) in zip(phi_p, phi_m, ev):
+        for (g, gp, _), (_, gm, _), (_, g0, _) in zip(phi_p, phi_m, [e for e in ev if e[0] is not s.motions]):
             # acceleration-level rows evaluated with a = 0 are (their a-free part) - prescribed
             rate = np.where(np.broadcast_to(g.row_levels, g.ae.shape) == 2, g0, (gp - gm) / (2 * eps))
             rhs_g[g.ae] = -np.where(g.active[:, None], rate, 0.0)
+        rhs_g[s.motions.ae] = -s.motions.rate_residual(kin)  # the laws' time derivatives exactly
         x = fact.solve(np.concatenate([f, rhs_g]))
         return x[:s.n2], x[s.n2:]
 
     def _phi(self, t, q, v):
-        return self.s.constraint_values(self.s.kinematics(t, q, v), True)
+        """The velocity-level rows of every group but the motions, at (t, q, v)."""
+        kin = self.s.kinematics(t, q, v)
+        return [(g, *g.evaluate(kin, True)) for g in self.s.constraints if g is not self.s.motions]
 
     def poll(self, t, t0, t_end) -> None:
         now = _time.perf_counter()
