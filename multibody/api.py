@@ -50,12 +50,15 @@ def validate_document(doc: Any) -> Validation:
 
 
 def simulate(doc: Any, *, progress: Callable[[float], None] | None = None,
-             cancel: Callable[[], bool] | None = None) -> Results:
+             cancel: Callable[[], bool] | None = None, store_solution: bool = False) -> Results:
     """Validate and run a model. Raises ModelInvalid for a bad document and SimulationCanceled
     when `cancel()` turns true; a simulation that fails numerically gives status "failed".
 
     progress(fraction) is called at most every ~0.2 s of wall time with simulated/end time.
+    store_solution: keep the solution (multibody.solution) as if the document set solution.file.write.
     """
+    if store_solution and isinstance(doc, dict):
+        doc = merge_settings(doc, {"solution": {"file": {"write": True}}})
     loaded = load_model(doc)
     return run(loaded, progress=progress, cancel=cancel)
 

@@ -79,6 +79,7 @@ class Results:
     solver: dict
     sensors: dict[str, SensorSeries] = field(default_factory=dict)
     error: dict | None = None  # {"code", "message", "detail"} when failed
+    solution: Any = None  # multibody.solution.Solution when stored (not part of the results document)
 
     def to_document(self) -> dict:
         doc: dict[str, Any] = {"status": self.status, "warnings": list(self.warnings),

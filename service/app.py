@@ -11,7 +11,7 @@ from starlette.middleware.gzip import GZipMiddleware
 from store.config import Settings, get_settings
 
 from . import errors
-from .api.routes import health, jobs, models
+from .api.routes import health, jobs, models, solution
 from .embedded import EmbeddedWorker
 from .limits import BodyLimit, RateLimiter
 
@@ -81,7 +81,7 @@ def create_app(settings: Settings | None = None, embedded_worker: bool = False) 
     app.state.rate_limiter = RateLimiter(settings.rate_limit_per_minute)
     app.openapi = lambda: app.openapi_schema or _openapi(app)
     errors.install(app)
-    for module in (models, jobs, health):
+    for module in (models, jobs, solution, health):
         app.include_router(module.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
     # results and sensors are streamed: Starlette compresses chunk by chunk (never event streams)

@@ -39,6 +39,13 @@ class ModelCreated(BaseModel):
     summary: dict[str, Any]
 
 
+class JobStore(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    solution: bool | None = Field(None, description="store the solution (GET /v1/jobs/{id}/solution); the same as "
+                                                    "simulationSettings.solution.file.write")
+
+
 class JobCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -46,6 +53,7 @@ class JobCreate(BaseModel):
     model: ModelDocument | None = Field(None, description="or the model document itself")
     simulationSettings: dict[str, Any] | None = Field(
         None, description="deep-merged over the model's simulationSettings")
+    store: JobStore | None = Field(None, description="what to store besides the sensors")
 
 
 class JobStatus(BaseModel):

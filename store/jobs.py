@@ -56,7 +56,7 @@ def status_document(job: Job) -> dict:
     def iso(t: datetime | None) -> str | None:
         return t.isoformat().replace("+00:00", "Z") if t else None
     base = f"/v1/jobs/{job.id}"
-    links = {"self": base, "model": f"/v1/models/{job.model_id}"}
+    links = {"self": base, "model": f"/v1/models/{job.model_id}", "view": f"/jobs/{job.id}"}
     if job.status in ("succeeded", "failed"):
         links["results"] = f"{base}/results"
     return {"id": job.id, "status": job.status, "progress": job.progress, "modelId": job.model_id,

@@ -15,7 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
+from multibody.solution import csv_rows, header
+
 CHUNK_ROWS = 4096
+SOLUTION_KEY = "solution"
 HEAD_KEYS = ("status", "warnings", "solver", "error")
 META_KEYS = ("sensorType", "item", "outputVariableType", "columns")
 
@@ -30,6 +33,9 @@ def write_results(root: Path, job_id: str, token: str, results) -> tuple[str | N
     if results.error is not None:
         head["error"] = results.error
     sensors, arrays = [], {}
+    if results.solution is not None:  # its metadata in the head (not part of the results document)
+        head["solution"] = results.solution.meta()
+        arrays[SOLUTION_KEY] = np.ascontiguousarray(results.solution.data)
     for i, (name, s) in enumerate(results.sensors.items()):
         key = f"s{i}"
         data = np.ascontiguousarray(s.data)
@@ -121,3 +127,18 @@ def sensor_csv(root: Path, rel: str | None, sensor: dict, job_id: str) -> Iterat
         for chunk in iter_rows(root, rel, sensor["key"]):
             if chunk.ndim == 2:
                 yield "".join(",".join(map(repr, row)) + "\n" for row in chunk.tolist())
+
+
+def solution_json(root: Path, rel: str, meta: dict) -> Iterator[str]:
+    """The stored solution: its metadata (multibody.solution.Solution.meta) and "data": rows."""
+    yield json.dumps(meta)[:-1] + ', "data": '
+    yield from _data_json(root, rel, {"key": SOLUTION_KEY})
+    yield "}"
+
+
+def solution_csv(root: Path, rel: str, meta: dict, job_id: str) -> Iterator[str]:
+    """Exudyn's solution file layout, which exudyn.utilities.LoadSolutionFile reads."""
+    yield header(meta, f"written by mbserve; job {job_id}")
+    for chunk in iter_rows(root, rel, SOLUTION_KEY):
+        if chunk.ndim == 2:
+            yield csv_rows(chunk)

@@ -75,7 +75,8 @@ def execute(settings: Settings, job_id: str) -> str:
     error = result = None
     try:
         results = multibody.simulate(doc, progress=progress, cancel=cancel)
-        size = sum(s.data.nbytes for s in results.sensors.values())
+        size = sum(s.data.nbytes for s in results.sensors.values()) \
+            + (results.solution.data.nbytes if results.solution is not None else 0)
         if size > settings.max_result_bytes:  # the row pre-check estimates; this is the real size
             status, error = "failed", {"code": "result_too_large", "detail": [], "message":
                                        f"the results hold {size} bytes; the limit is {settings.max_result_bytes} "

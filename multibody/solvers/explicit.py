@@ -19,7 +19,7 @@ import time as _time
 import numpy as np
 import scipy.linalg as sla
 
-from ..outputs import SensorSet, WriteSchedule
+from ..solution import Recorder
 from ..values import Results, SimulationCanceled
 from .generalized_alpha import SolverFailure
 from .tableaus import TABLEAUS
@@ -91,12 +91,12 @@ def solve_explicit(loaded, progress=None, cancel=None) -> Results:
     system, settings = loaded.system, loaded.settings
     ti = settings["timeIntegration"]
     solver_type = loaded.document.solve.solverType
-    sensors = SensorSet(system)
+    sensors = Recorder(system)
     warnings = list(loaded.warnings)
     t0, t_end = float(ti["startTime"]), float(ti["endTime"])
     steps = int(round(ti["numberOfSteps"]))
     h_max = (t_end - t0) / steps
-    writer = WriteSchedule(t0, settings["solution"]["sensors"]["writePeriod"])
+    writer = sensors.schedule(t0)
     started = _time.perf_counter()
     q, v = system.q_init.copy(), system.v_init.copy()
     lam = np.zeros(system.nae)  # constraints are eliminated or ignored: no multipliers
@@ -170,4 +170,4 @@ def solve_explicit(loaded, progress=None, cancel=None) -> Results:
     solver = {"type": "Dynamic", "solverType": solver_type, "steps": n_steps, "rejectedSteps": rejected,
               "newtonIterations": 0, "jacobians": 0, "solveSeconds": _time.perf_counter() - started}
     return Results(status="failed" if error else "succeeded", warnings=warnings, solver=solver,
-                   sensors=sensors.series(), error=error)
+                   sensors=sensors.series(), solution=sensors.solution(), error=error)

@@ -17,7 +17,7 @@ from ..values import Results, SimulationCanceled
 from ..programs import EvaluationError
 from ..kernels import (CONVERGED, GIVE_UP, RESTART, newton_parameters, newton_rules,
                        newton_update, predictor)
-from ..outputs import SensorSet, WriteSchedule
+from ..solution import Recorder
 from ..settings import enum_name
 from .alpha_kernel import NEWTON_FAILED, NOT_FINITE, CompiledLoop
 from .linear import Factorization, SingularMatrix
@@ -217,12 +217,12 @@ def solve_dynamic(loaded, progress=None, cancel=None, compiled=True) -> Results:
     method = Method.from_settings(ti, solver_type)
     integ = Integrator(system, method, ti["newton"], cancel=cancel, progress=progress)
     loop = CompiledLoop(system, method, ti) if compiled and CompiledLoop.eligible(system, ti["newton"]) else None
-    sensors = SensorSet(system)
+    sensors = Recorder(system)
     warnings = list(loaded.warnings)
     t0, t_end = float(ti["startTime"]), float(ti["endTime"])
     steps = int(round(ti["numberOfSteps"]))
     h_nominal = (t_end - t0) / steps
-    writer = WriteSchedule(t0, settings["solution"]["sensors"]["writePeriod"])
+    writer = sensors.schedule(t0)
     started = _time.perf_counter()
     q, v = system.q_init.copy(), system.v_init.copy()
     state = LoopState(t0, h_nominal)
@@ -292,4 +292,4 @@ def solve_dynamic(loaded, progress=None, cancel=None, compiled=True) -> Results:
     solver = {"type": "Dynamic", "solverType": enum_name(solver_type), "steps": state.n_steps,
               "newtonIterations": integ.iterations, "jacobians": integ.jacobians, "solveSeconds": seconds}
     return Results(status="failed" if error else "succeeded", warnings=warnings, solver=solver,
-                   sensors=sensors.series(), error=error)
+                   sensors=sensors.series(), solution=sensors.solution(), error=error)

@@ -9,8 +9,8 @@ import time as _time
 
 import numpy as np
 
+from ..solution import Recorder
 from ..values import Results, SimulationCanceled
-from ..outputs import SensorSet, WriteSchedule
 from .generalized_alpha import SolverFailure
 from .linear import Factorization, SingularMatrix
 
@@ -96,12 +96,12 @@ def solve_static(loaded, progress=None, cancel=None) -> Results:
     adaptiveStepRecoverySteps good steps (Exudyn's adaptive static steps)."""
     system = loaded.system
     ss = loaded.settings["staticSolver"]
-    sensors = SensorSet(system)
+    sensors = Recorder(system, "static")
     started = _time.perf_counter()
     start, duration = ss["loadStepStart"], ss["loadStepDuration"]
     q, v = system.q_init.copy(), system.v_init.copy()
     zero_a = np.zeros(system.n2)
-    writer = WriteSchedule(start, loaded.settings["solution"]["sensors"]["writePeriod"])
+    writer = sensors.schedule(start)
     sensors.record(start, q, v, zero_a, np.zeros(system.nae), lam_sign=-1.0)
     writer.due(start)
     counts = {"iterations": 0, "jacobians": 0}
@@ -139,4 +139,4 @@ def solve_static(loaded, progress=None, cancel=None) -> Results:
     solver = {"type": "Static", "solverType": "Static", "steps": steps, "newtonIterations": counts["iterations"],
               "jacobians": counts["jacobians"], "solveSeconds": _time.perf_counter() - started}
     return Results(status="failed" if error else "succeeded", warnings=list(loaded.warnings), solver=solver,
-                   sensors=sensors.series(), error=error)
+                   sensors=sensors.series(), solution=sensors.solution(), error=error)

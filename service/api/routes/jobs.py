@@ -51,12 +51,16 @@ def create_job(body: JobCreate, response: Response, session: SessionDep, setting
         model = jobs.store_model(session, owner, body.model, validated(body.model, "model"))
     else:
         model = owned_model(session, owner, body.modelId)
-    if body.simulationSettings:
-        doc = multibody.merge_settings(json.loads(model.document), body.simulationSettings)
+    overrides = body.simulationSettings
+    if body.store is not None and body.store.solution is not None:
+        overrides = multibody.merge_settings({"simulationSettings": overrides or {}}, {
+            "solution": {"file": {"write": body.store.solution}}})["simulationSettings"]
+    if overrides:
+        doc = multibody.merge_settings(json.loads(model.document), overrides)
         check_model(doc, settings)
         validated(doc, "")
     try:
-        job = jobs.create_job(session, owner, model.id, body.simulationSettings, idempotency_key, request_hash)
+        job = jobs.create_job(session, owner, model.id, overrides, idempotency_key, request_hash)
     except IntegrityError:  # the same Idempotency-Key raced us
         session.rollback()
         earlier = session.scalar(select(Job).where(Job.owner == owner, Job.idempotency_key == idempotency_key))
