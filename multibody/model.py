@@ -5,6 +5,7 @@ name) and checks what each reference must point at, then compiles the numeric mo
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,9 +45,15 @@ LOAD_MARKERS = {
 NODE_COORDINATES = {"RigidBodyEP": 7, "Point": 3, "PointGround": 0}
 
 
+@functools.cache
+def has_field(cls: type, name: str) -> bool:
+    """Whether a schema class has a field (hasattr on a pydantic model is slow when it fails)."""
+    return name in cls.model_fields
+
+
 def item_type(item: Any) -> str:
     for key in ("nodeType", "objectType", "markerType", "loadType", "sensorType", "motionType"):
-        if hasattr(item, key):
+        if has_field(type(item), key):
             return getattr(item, key)
     raise AssertionError(item)
 
@@ -150,6 +157,10 @@ class _Checker:
         self.refs: dict[tuple[str, int, str], Any] = {}
         self.names = {kind: [it.name or f"{prefix}{i}" for i, it in enumerate(getattr(doc, kind))]
                       for kind, prefix in S.LIST_KINDS.items()}
+        self.index = {kind: {} for kind in self.names}  # name -> first index with that name
+        for kind, names in self.names.items():
+            for i, name in enumerate(names):
+                self.index[kind].setdefault(name, i)
 
     def problem(self, kind: str, index: int, path: str, message: str) -> None:
         self.problems.append(Problem(f"{kind}[{index}]{path}", message, self.names[kind][index]))
@@ -211,8 +222,8 @@ class _Checker:
         items = getattr(self.doc, target)
         if isinstance(ref, str):
             try:
-                idx = self.names[target].index(ref)
-            except ValueError:
+                idx = self.index[target][ref]
+            except KeyError:
                 self.problem(kind, index, path, f"no {S.LIST_KINDS[target]} named {ref!r}")
                 return None
         else:
@@ -259,7 +270,7 @@ class _Checker:
     def marker_frame(self, m: int) -> tuple:
         """What a marker is attached to, to detect connectors between a body and itself."""
         mk = self.doc.markers[m]
-        if hasattr(mk, "bodyNumber"):
+        if has_field(type(mk), "bodyNumber"):
             b = self.refs.get(("markers", m, "bodyNumber"))
             if b is None:
                 return ("marker", m)
@@ -274,7 +285,7 @@ class _Checker:
     def resolve_markers(self) -> None:
         for i, mk in enumerate(self.doc.markers):
             t = mk.markerType
-            if hasattr(mk, "bodyNumber"):
+            if has_field(type(mk), "bodyNumber"):
                 allowed = {"BodyRigid": {"RigidBody", "Ground"}, "BodyPosition": BODY_TYPES,
                            "BodyMass": {"RigidBody", "MassPoint"}}[t]
                 self.refs[("markers", i, "bodyNumber")] = self.lookup("markers", i, ".bodyNumber", "objects",

@@ -21,7 +21,7 @@ from ..solution import Recorder
 from ..settings import enum_name
 from .alpha_kernel import NEWTON_FAILED, NOT_FINITE, CompiledLoop
 from .linear import Factorization, SingularMatrix
-from .redundancy import DIAGNOSE_MAX_ENTRIES, find_redundant
+from .redundancy import find_redundant
 
 
 class SolverFailure(Exception):
@@ -96,7 +96,7 @@ class Integrator:
         try:
             self.fact = Factorization(s, vals)
         except SingularMatrix as exc:
-            redundant = find_redundant(s, kin.t, q=kin.q[:-1], max_entries=DIAGNOSE_MAX_ENTRIES)
+            redundant = find_redundant(s, kin.t, q=kin.q[:-1])
             if redundant is not None:
                 raise SolverFailure(redundant["code"], redundant["message"], kin.t,
                                     redundant["detail"]["items"]) from None
