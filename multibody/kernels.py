@@ -10,11 +10,129 @@ processes: compiling them (with solvers/alpha_kernel.py) takes ~40 s of CPU once
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
 # error_model="numpy": a division by zero gives inf/nan as in numpy (the solvers check finiteness)
 jit = numba.njit(cache=True, nogil=True, boundscheck=False, error_model="numpy")
+
+
+class Model(NamedTuple):
+    """The compiled model the kernels read: frozen arrays (System builds it once per model), all
+    C-contiguous (one compiled signature for every model). Frames are the nodes', then the grounds';
+    a column index n2 is the dummy slot (ground markers, absent coordinates)."""
+    fcols: np.ndarray  # (nF,7) the coordinates of each frame
+    fpos_ref: np.ndarray  # (nF,3) reference position
+    ftheta_ref: np.ndarray  # (nF,4) reference Euler parameters
+    f_is_ep: np.ndarray  # (nF,) the frame has rotation coordinates
+    mframe: np.ndarray  # (nm,) each marker's frame
+    mlocal: np.ndarray  # (nm,3) marker position in its frame
+    mrot: np.ndarray  # (nm,3,3) marker rotation in its frame (localHT)
+    mrot_identity: np.ndarray  # (nm,)
+    mcols: np.ndarray  # (nm,7) the marker's frame columns
+    # rigid bodies
+    b_frame: np.ndarray
+    b_cols: np.ndarray
+    b_mass: np.ndarray
+    b_com: np.ndarray
+    b_inertia: np.ndarray  # (nb,3,3)
+    # mass points
+    p_cols: np.ndarray  # (np,3)
+    p_mass: np.ndarray
+    # loads: l_kind 0 a force (on the marker's position), 1 a torque (on its rotation), 2 a coordinate
+    # load (l_vec[k,0] on coordinate l_coord[k]); body-fixed vectors are rotated by the marker frame
+    l_kind: np.ndarray
+    l_markers: np.ndarray
+    l_coord: np.ndarray
+    l_vec: np.ndarray  # (nl,3)
+    l_weight: np.ndarray  # the body's mass for MassProportional, else 1
+    l_fixed: np.ndarray
+    # spring-dampers
+    s_m0: np.ndarray
+    s_m1: np.ndarray
+    s_k: np.ndarray
+    s_d: np.ndarray
+    s_L0: np.ndarray
+    s_fa: np.ndarray
+    s_voff: np.ndarray
+    s_active: np.ndarray
+    # Cartesian spring-dampers
+    c_m0: np.ndarray
+    c_m1: np.ndarray
+    c_k: np.ndarray  # (nc,3)
+    c_d: np.ndarray
+    c_offset: np.ndarray
+    c_active: np.ndarray
+    # coordinate spring-dampers (coordinates cs_cols, the dummy slot on a ground node)
+    cs_cols: np.ndarray  # (ncs,2)
+    cs_k: np.ndarray
+    cs_d: np.ndarray
+    cs_offset: np.ndarray
+    cs_active: np.ndarray
+    # Euler-parameter normalization
+    e_frame: np.ndarray
+    e_cols: np.ndarray
+    e_ae: np.ndarray  # (ne,1) its λ index
+    # frame joints of all types in one table, rows padded to the longest (items/frame_joint.py)
+    j_m0: np.ndarray
+    j_m1: np.ndarray
+    j_R0: np.ndarray
+    j_R1: np.ndarray
+    j_kinds: np.ndarray  # (nj,nr) row kind: 0 "t", 1 "tg", 2 "r"
+    j_ri: np.ndarray
+    j_rj: np.ndarray
+    j_nrows: np.ndarray  # (nj,) rows of each joint
+    j_cols: np.ndarray  # (nj,14)
+    j_ae: np.ndarray  # (nj,nr)
+    j_active: np.ndarray
+    # coordinate constraints factor·q1 - q0 - offset (velocity forms, and velocity-level items)
+    cc_cols: np.ndarray  # (ncc,2)
+    cc_factor: np.ndarray
+    cc_offset: np.ndarray
+    cc_vlevel: np.ndarray  # velocityLevel: the row is a velocity-level constraint at every index
+    cc_ae: np.ndarray  # (ncc,1)
+    cc_active: np.ndarray
+
+
+class Kin(NamedTuple):
+    """The kinematics of one state (System.Kinematics' arrays; q, v with the dummy slot)."""
+    q: np.ndarray
+    v: np.ndarray
+    theta: np.ndarray  # (nF,4)
+    theta_t: np.ndarray
+    fA: np.ndarray  # (nF,3,3)
+    fG: np.ndarray  # (nF,3,4)
+    fGbar: np.ndarray
+    fpos: np.ndarray
+    fvel: np.ndarray
+    fomega: np.ndarray
+    pos: np.ndarray  # (nm,3)
+    rot: np.ndarray  # (nm,3,3)
+    vel: np.ndarray
+    omega: np.ndarray
+    Jpos: np.ndarray  # (nm,3,7)
+    Jrot: np.ndarray
+
+
+class Work(NamedTuple):
+    """What residual writes (rq, rg; g and C of the EP normalization and of the joint table) and
+    its scratch, made once per solve: an allocation costs about as much as a small item's arithmetic."""
+    rq: np.ndarray  # (n2,) M a - f + C_qᵀ λ
+    rg: np.ndarray  # (nae,)
+    eg: np.ndarray  # (ne,1)
+    eC: np.ndarray  # (ne,1,7)
+    jg: np.ndarray  # (nj,nr)
+    jC: np.ndarray  # (nj,nr,14)
+    ccg: np.ndarray  # (ncc,1)
+    ccC: np.ndarray  # (ncc,1,2)
+    f: np.ndarray  # (n2,) scratch
+    tmp: np.ndarray
+    cf: np.ndarray
+    s7: np.ndarray  # (2,7)
+    mats: np.ndarray  # (2,3,3)
+    vecs: np.ndarray  # (5,3)
 
 
 @jit
@@ -39,11 +157,15 @@ def _ep_frame(th, A, G, Gb):
 
 
 @jit
-def kinematics(q, v, fcols, fpos_ref, ftheta_ref, f_is_ep, mframe, mlocal, mrot, mrot_identity,
-               qx, vx, theta, theta_t, fA, fG, fGbar, fpos, fvel, fomega, pos, rot, vel, omega, Jpos, Jrot):
-    """Frames of nodes and grounds, then markers (System.kinematics), into the given arrays
-    (allocated by the caller: returning 16 arrays from a compiled function costs more than the loops);
-    q, v without the dummy slot, qx, vx with it."""
+def kinematics(q, v, model, kin):
+    """Frames of nodes and grounds, then markers (System.kinematics), into kin (allocated by the
+    caller: returning 16 arrays from a compiled function costs more than the loops); q, v without
+    the dummy slot, kin.q, kin.v with it."""
+    fcols, fpos_ref, ftheta_ref, f_is_ep = model.fcols, model.fpos_ref, model.ftheta_ref, model.f_is_ep
+    mframe, mlocal, mrot, mrot_identity = model.mframe, model.mlocal, model.mrot, model.mrot_identity
+    qx, vx, theta, theta_t, fA, fG, fGbar = kin.q, kin.v, kin.theta, kin.theta_t, kin.fA, kin.fG, kin.fGbar
+    fpos, fvel, fomega, pos, rot, vel, omega, Jpos, Jrot = kin.fpos, kin.fvel, kin.fomega, kin.pos, kin.rot, \
+        kin.vel, kin.omega, kin.Jpos, kin.Jrot
     n2 = q.shape[0]
     nF, nm = fcols.shape[0], mframe.shape[0]
     qx[:n2] = q
@@ -533,35 +655,103 @@ def ep_normalization_into(g, C, theta, theta_t, frame, velocity_level):
 
 
 @jit
-def residual_work(n2):
-    """Scratch arrays for residual_standard, made once per solve: three n2-vectors, (2,7) per-body
-    vectors, (2,3,3) matrices and (5,3) vectors per item."""
-    return np.empty(n2), np.empty(n2), np.empty(n2), np.empty((2, 7)), np.empty((2, 3, 3)), np.empty((5, 3))
+def work(model, n2, nae):
+    """The Kin and Work arrays of one solve (their contents are overwritten by every evaluation)."""
+    nF, nm = model.fcols.shape[0], model.mframe.shape[0]
+    nj, nr, ne = model.j_m0.shape[0], model.j_kinds.shape[1], model.e_frame.shape[0]
+    e = np.empty
+    kin = Kin(e(n2 + 1), e(n2 + 1), e((nF, 4)), e((nF, 4)), e((nF, 3, 3)), e((nF, 3, 4)), e((nF, 3, 4)), e((nF, 3)),
+              e((nF, 3)), e((nF, 3)), e((nm, 3)), e((nm, 3, 3)), e((nm, 3)), e((nm, 3)), e((nm, 3, 7)), e((nm, 3, 7)))
+    ncc = model.cc_cols.shape[0]
+    w = Work(e(n2), e(nae), e((ne, 1)), e((ne, 1, 7)), e((nj, nr)), e((nj, nr, 14)), e((ncc, 1)), e((ncc, 1, 2)),
+             e(n2), e(n2), e(n2), e((2, 7)), e((2, 3, 3)), e((5, 3)))
+    return kin, w
 
 
 @jit
-def residual_standard(a, lam, velocity_level, theta, theta_t, fA, fGbar, pos, vel, omega, rot, Jpos, Jrot, mcols,
-                      b_frame, b_cols, b_mass, b_com, b_inertia, l_markers, l_vec, l_weight, l_torque,
-                      s_m0, s_m1, s_k, s_d, s_L0, s_fa, s_voff, s_active, e_frame, e_cols, e_ae,
-                      j_m0, j_m1, j_R0, j_R1, j_kinds, j_ri, j_rj, j_nrows, j_cols, j_ae, j_active,
-                      rq, rg, eg, eC, jg, jC, f, tmp, cf, s7, mats, vecs):
-    """The residual [M a - f + C_qᵀ λ; g] of a model with only the common item types (System.residual,
-    one call instead of one per stage): the same kernels in the same order of summation as the
-    per-group path, so the results are identical. Writes r_q, r_g, g and C of the EP normalization,
-    g and C of all frame joints in one padded table into the given arrays (boxing returned arrays
-    costs ~0.5 µs each). f, tmp, cf, s7, mats, vecs: scratch from residual_work (an allocation
-    costs about as much as a small item's arithmetic)."""
-    n2 = a.shape[0]
-    f[:] = 0.0  # loads, in the order of items.loads (by type, then load)
-    for k in range(l_markers.shape[0]):
-        marker_loads(f, mcols, Jrot if l_torque[k] else Jpos, l_markers[k:k + 1], l_vec[k:k + 1],
-                     l_weight[k:k + 1])
-    rigid_quadratic_velocity_into(tmp, s7[0], fA, fGbar, theta_t, b_frame, b_cols, b_mass, b_com, b_inertia)
+def applied_forces(model, kin, w, load_factor):
+    """f(q, v, t) into w.f: loads, quadratic velocity terms, connector forces (System.applied_forces,
+    the same order of summation)."""
+    m = model
+    f, tmp, vecs = w.f, w.tmp, w.vecs
+    n2 = f.shape[0]
+    f[:] = 0.0
+    for k in range(m.l_kind.shape[0]):  # in the order of items.loads (by type, then load)
+        mk, kind = m.l_markers[k], m.l_kind[k]
+        x0, x1, x2 = m.l_vec[k, 0] * load_factor, m.l_vec[k, 1] * load_factor, m.l_vec[k, 2] * load_factor
+        if kind == 2:
+            c = m.l_coord[k]
+            if c < n2:
+                f[c] += x0
+            continue
+        if m.l_fixed[k]:
+            R = kin.rot[mk]
+            x0, x1, x2 = R[0, 0] * x0 + R[0, 1] * x1 + R[0, 2] * x2, R[1, 0] * x0 + R[1, 1] * x1 + R[1, 2] * x2, \
+                R[2, 0] * x0 + R[2, 1] * x1 + R[2, 2] * x2
+        J = kin.Jrot if kind == 1 else kin.Jpos
+        for c in range(7):
+            col = m.mcols[mk, c]
+            if col < n2:
+                f[col] += m.l_weight[k] * (J[mk, 0, c] * x0 + J[mk, 1, c] * x1 + J[mk, 2, c] * x2)
+    rigid_quadratic_velocity_into(tmp, w.s7[0], kin.fA, kin.fGbar, kin.theta_t, m.b_frame, m.b_cols, m.b_mass,
+                                  m.b_com, m.b_inertia)
     f += tmp
-    if s_m0.shape[0]:
-        spring_forces_into(tmp, vecs[:3], pos, vel, Jpos, mcols, s_m0, s_m1, s_k, s_d, s_L0, s_fa, s_voff, s_active)
+    if m.s_m0.shape[0]:
+        spring_forces_into(tmp, vecs[:3], kin.pos, kin.vel, kin.Jpos, m.mcols, m.s_m0, m.s_m1, m.s_k, m.s_d, m.s_L0,
+                           m.s_fa, m.s_voff, m.s_active)
         f += tmp
+    if m.c_m0.shape[0]:  # +J0ᵀF, -J1ᵀF with F = k∘(Δp - offset) + d∘Δv
+        tmp[:] = 0.0
+        for i in range(m.c_m0.shape[0]):
+            if not m.c_active[i]:
+                continue
+            p, q_ = m.c_m0[i], m.c_m1[i]
+            F = vecs[0]
+            for c in range(3):
+                F[c] = m.c_k[i, c] * ((kin.pos[q_, c] - kin.pos[p, c]) - m.c_offset[i, c]) \
+                    + m.c_d[i, c] * (kin.vel[q_, c] - kin.vel[p, c])
+            for j in range(7):
+                col = m.mcols[p, j]
+                if col < n2:
+                    tmp[col] += kin.Jpos[p, 0, j] * F[0] + kin.Jpos[p, 1, j] * F[1] + kin.Jpos[p, 2, j] * F[2]
+                col = m.mcols[q_, j]
+                if col < n2:
+                    tmp[col] -= kin.Jpos[q_, 0, j] * F[0] + kin.Jpos[q_, 1, j] * F[1] + kin.Jpos[q_, 2, j] * F[2]
+        f += tmp
+    if m.cs_cols.shape[0]:  # +f on coordinate 0, -f on coordinate 1
+        tmp[:] = 0.0
+        for i in range(m.cs_cols.shape[0]):
+            c0, c1 = m.cs_cols[i, 0], m.cs_cols[i, 1]
+            fi = (m.cs_k[i] * ((kin.q[c1] - kin.q[c0]) - m.cs_offset[i]) + m.cs_d[i] * (kin.v[c1] - kin.v[c0])) \
+                * (1.0 if m.cs_active[i] else 0.0)
+            if c0 < n2:
+                tmp[c0] += fi
+            if c1 < n2:
+                tmp[c1] -= fi
+        f += tmp
+
+
+@jit
+def residual(a, lam, velocity_level, model, kin, w):
+    """The residual [M a - f + C_qᵀ λ; g] (System.residual, one call instead of one per stage): the
+    same kernels in the same order of summation as the per-group path. Writes w.rq, w.rg and g, C
+    of the EP normalization, of all frame joints in one padded table and of the coordinate
+    constraints (boxing returned arrays costs ~0.5 µs each)."""
+    theta, theta_t, fA, fGbar, pos, vel, omega, rot, Jpos, Jrot = kin.theta, kin.theta_t, kin.fA, kin.fGbar, \
+        kin.pos, kin.vel, kin.omega, kin.rot, kin.Jpos, kin.Jrot
+    m = model
+    b_frame, b_cols, b_mass, b_com, b_inertia = m.b_frame, m.b_cols, m.b_mass, m.b_com, m.b_inertia
+    e_frame, e_cols, e_ae = m.e_frame, m.e_cols, m.e_ae
+    j_m0, j_m1, j_R0, j_R1, j_kinds, j_ri, j_rj, j_nrows, j_cols, j_ae, j_active = m.j_m0, m.j_m1, m.j_R0, m.j_R1, \
+        m.j_kinds, m.j_ri, m.j_rj, m.j_nrows, m.j_cols, m.j_ae, m.j_active
+    rq, rg, eg, eC, jg, jC, ccg, ccC, f, tmp, cf, s7, mats, vecs = w
+    n2 = a.shape[0]
+    applied_forces(model, kin, w, 1.0)
     rigid_mass_times_into(tmp, s7[0], s7[1], fA, fGbar, b_frame, b_cols, b_mass, b_com, b_inertia, a)
+    for k in range(m.p_mass.shape[0]):
+        for i in range(3):
+            c = m.p_cols[k, i]
+            tmp[c] += m.p_mass[k] * a[c]
     for i in range(n2):
         rq[i] = tmp[i] - f[i]
     cf[:] = 0.0
@@ -577,6 +767,18 @@ def residual_standard(a, lam, velocity_level, theta, theta_t, fA, fGbar, pos, ve
                 for r in range(j_nrows[k]):
                     s += jC[k, r, c] * lam[j_ae[k, r]]
                 cf[col] += s
+    for k in range(m.cc_cols.shape[0]):
+        c0, c1, fac = m.cc_cols[k, 0], m.cc_cols[k, 1], m.cc_factor[k]
+        ccC[k, 0, 0], ccC[k, 0, 1] = -1.0, fac
+        if velocity_level or m.cc_vlevel[k]:
+            ccg[k, 0] = fac * kin.v[c1] - kin.v[c0] - (m.cc_offset[k] if m.cc_vlevel[k] else 0.0)
+        else:
+            ccg[k, 0] = fac * kin.q[c1] - kin.q[c0] - m.cc_offset[k]
+        lk = lam[m.cc_ae[k, 0]]
+        if c0 < n2:
+            cf[c0] += -lk
+        if c1 < n2:
+            cf[c1] += fac * lk
     rq += cf
     rg[:] = 0.0
     for k in range(e_frame.shape[0]):
@@ -584,6 +786,8 @@ def residual_standard(a, lam, velocity_level, theta, theta_t, fA, fGbar, pos, ve
     for k in range(j_m0.shape[0]):  # inactive joints: λ = 0 through the (λ, λ) diagonal
         for r in range(j_nrows[k]):
             rg[j_ae[k, r]] = jg[k, r] if j_active[k] else lam[j_ae[k, r]]
+    for k in range(m.cc_cols.shape[0]):
+        rg[m.cc_ae[k, 0]] = ccg[k, 0] if m.cc_active[k] else lam[m.cc_ae[k, 0]]
 
 
 @jit

@@ -6,8 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-ROW_ARRAYS = ("q", "v", "theta", "theta_t", "fA", "fG", "fGbar", "fpos", "fvel", "fomega", "pos", "rot", "vel",
-              "omega", "Jpos", "Jrot")  # the arrays of a Kinematics, in the order of kernels.kinematics
+from .kernels import Kin
+
+ROW_ARRAYS = Kin._fields  # the arrays of a Kinematics, in the order of kernels.Kin
 
 
 @dataclass
@@ -32,6 +33,11 @@ class Kinematics:
     Jpos: np.ndarray  # (nm,3,7) position Jacobian on the marker's 7 columns
     Jrot: np.ndarray  # (nm,3,7) rotation Jacobian (global angular velocity directions)
     a: np.ndarray | None = None  # the iterate's accelerations, for acceleration-level motions
+
+    def arrays(self) -> Kin:
+        """The arrays for the kernels."""
+        return Kin(self.q, self.v, self.theta, self.theta_t, self.fA, self.fG, self.fGbar, self.fpos, self.fvel,
+                   self.fomega, self.pos, self.rot, self.vel, self.omega, self.Jpos, self.Jrot)
 
 
 def empty_kinematics(t, n2: int, nF: int, nm: int, rows: tuple = ()) -> Kinematics:

@@ -11,18 +11,18 @@ import dataclasses
 
 import numpy as np
 
-from .kernels import jit, joint_coordinates, kinematics
+from .kernels import Kin, jit, joint_coordinates, kinematics
 from .kinematics import ROW_ARRAYS, empty_kinematics
 
 
 @jit
-def kinematics_rows(q, v, fcols, fpos_ref, ftheta_ref, f_is_ep, mframe, mlocal, mrot, mrot_identity,
-                    qx, vx, theta, theta_t, fA, fG, fGbar, fpos, fvel, fomega, pos, rot, vel, omega, Jpos, Jrot):
-    """kernels.kinematics of every row r of q, v (R,n2) into row r of the outputs (leading axis R)."""
+def kinematics_rows(q, v, model, rows):
+    """kernels.kinematics of every row r of q, v (R,n2) into row r of `rows` (a Kin, leading axis R)."""
     for r in range(q.shape[0]):
-        kinematics(q[r], v[r], fcols, fpos_ref, ftheta_ref, f_is_ep, mframe, mlocal, mrot, mrot_identity,
-                   qx[r], vx[r], theta[r], theta_t[r], fA[r], fG[r], fGbar[r], fpos[r], fvel[r], fomega[r],
-                   pos[r], rot[r], vel[r], omega[r], Jpos[r], Jrot[r])
+        kinematics(q[r], v[r], model, Kin(rows.q[r], rows.v[r], rows.theta[r], rows.theta_t[r], rows.fA[r],
+                                          rows.fG[r], rows.fGbar[r], rows.fpos[r], rows.fvel[r], rows.fomega[r],
+                                          rows.pos[r], rows.rot[r], rows.vel[r], rows.omega[r], rows.Jpos[r],
+                                          rows.Jrot[r]))
 
 
 @jit
@@ -59,7 +59,7 @@ def row_kinematics(system, t: np.ndarray, q: np.ndarray, v: np.ndarray, a: np.nd
     kin = dataclasses.replace(out, t=t, a=a, **{name: getattr(out, name)[:len(t)] for name in ROW_ARRAYS})
     nm = kin.pos.shape[1]
     # contiguous inputs: one compiled signature
-    kinematics_rows(np.ascontiguousarray(q), np.ascontiguousarray(v), s.fcols, s.fpos_ref, s.ftheta_ref, s.f_is_ep,
-                    s.mframe[:nm], s.mlocal[:nm], s.mrot[:nm], s.mrot_identity[:nm],
-                    *(getattr(kin, name) for name in ROW_ARRAYS))
+    model = s.model if nm == len(s.mframe) else s.model._replace(
+        mframe=s.mframe[:nm], mlocal=s.mlocal[:nm], mrot=s.mrot[:nm], mrot_identity=s.mrot_identity[:nm])
+    kinematics_rows(np.ascontiguousarray(q), np.ascontiguousarray(v), model, kin.arrays())
     return kin

@@ -20,11 +20,11 @@ from . import kernels as K
 from . import rotations as R
 from . import schema as S
 from .items import CONSTRAINT_GROUPS, FORCE_GROUPS
+from .items.coordinate_connectors import CoordinateConstraints
 from .items.bodies import EPNormalization, MassPoints, RigidBodies
 from .items.frame_joint import FrameJointGroup
 from .items.loads import Loads
 from .items.motion_constraints import Motions
-from .items.spring_damper import SpringDampers
 from .kinematics import Kinematics, empty_kinematics
 
 
@@ -124,27 +124,23 @@ class System:
             for k, obj in enumerate(getattr(g, "objects", [])):
                 self.object_group[obj] = (g, k)
         self._pattern()
-        self.standard = self._standard_arrays()
+        self.model = self._compile_model()
 
     # ------------------------------------------------------------------------ compile helpers
-    def _standard_arrays(self) -> tuple | None:
-        """The model's arrays for kernels.residual_standard when all its items are of the common
-        types it covers (rigid bodies, EP normalization, frame joints, spring-dampers, global
-        force/torque/mass-proportional loads), else None (the per-group path)."""
+    def _compile_model(self) -> K.Model:
+        """The arrays the kernels read (kernels.Model). `fused`: kernels.residual covers every item
+        (all but motions), else the residual goes stage by stage."""
         joints = [g for g in self.constraints if isinstance(g, FrameJointGroup)]
         lg = self.loads.groups
-        if self.mass_points.size or any(not isinstance(g, SpringDampers) for g in self.forces) \
-                or len(joints) + (self.ep_constraints.size > 0) != len(self.constraints) \
-                or any(t not in ("ForceVector", "TorqueVector", "MassProportional") or fixed.any()
-                       for t, (_, _, _, fixed) in lg.items()):
-            return None
+        self.fused = not self.motions.size
+
+        def group(cls, groups):  # the model's group of a type (an empty one if it has none)
+            return next((g for g in groups if isinstance(g, cls)), None) or cls(self)
+        springs, cartesian, cspring = (group(cls, self.forces) for cls in FORCE_GROUPS)
+        cc = group(CoordinateConstraints, self.constraints)
+        kinds = {"ForceVector": 0, "MassProportional": 0, "TorqueVector": 1, "Coordinate": 2}
+        lv = [v if t != "Coordinate" else np.stack([v, 0 * v, 0 * v], axis=1) for t, (_, _, v, _) in lg.items()]
         b, e, i64 = self.bodies, self.ep_constraints, np.int64
-        loads = (np.concatenate([m for _, m, _, _ in lg.values()] or [np.zeros(0, i64)]).astype(i64),
-                 np.concatenate([v for _, _, v, _ in lg.values()] or [np.zeros((0, 3))]).reshape(-1, 3),
-                 np.concatenate([self.loads.weights[t] for t in lg] or [np.zeros(0)]),
-                 np.concatenate([np.full(len(m), t == "TorqueVector") for t, (_, m, _, _) in lg.items()]
-                                or [np.zeros(0, bool)]))
-        springs = self.forces[0] if self.forces else SpringDampers(self)
         nr = max([len(g.rows) for g in joints], default=0)
         self.joint_slices, k = [], 0  # (group, its joints in the table, its rows)
         for g in joints:
@@ -160,15 +156,33 @@ class System:
                 else:
                     out[sl] = x
             return out
-        jt = (table([g.m0 for g in joints], (), i64), table([g.m1 for g in joints], (), i64),
-              table([g.R0 for g in joints], (3, 3), float), table([g.R1 for g in joints], (3, 3), float),
-              *(table([g.row_code[c] for g in joints], (nr,), i64, True) for c in range(3)),
-              table([g.row_code[3] for g in joints], (), i64), table([g.cols for g in joints], (14,), i64),
-              table([g.ae for g in joints], (nr,), i64, True), table([g.active for g in joints], (), bool))
-        # C-contiguous throughout: one compiled signature for every model (m0 is a strided view)
-        return tuple(np.ascontiguousarray(x) for x in (
-            self.mcols, b.frame, b.cols, b.mass, b.com, b.inertia, *loads, springs.m0, springs.m1, springs.k, springs.d,
-            springs.L0, springs.fa, springs.voff, springs.active, e.frame, e.cols, e.ae, *jt))
+        fields = dict(
+            fcols=self.fcols, fpos_ref=self.fpos_ref, ftheta_ref=self.ftheta_ref, f_is_ep=self.f_is_ep,
+            mframe=self.mframe, mlocal=self.mlocal, mrot=self.mrot, mrot_identity=self.mrot_identity,
+            mcols=self.mcols, b_frame=b.frame, b_cols=b.cols, b_mass=b.mass, b_com=b.com, b_inertia=b.inertia,
+            p_cols=self.mass_points.cols, p_mass=self.mass_points.mass,
+            l_kind=np.concatenate([np.full(len(m), kinds[t]) for t, (_, m, _, _) in lg.items()] or [np.zeros(0, i64)]),
+            l_markers=np.concatenate([m for _, m, _, _ in lg.values()] or [np.zeros(0, i64)]),
+            l_coord=np.concatenate([self.mcoord[m] for _, m, _, _ in lg.values()] or [np.zeros(0, i64)]),
+            l_vec=np.concatenate(lv or [np.zeros((0, 3))]).reshape(-1, 3),
+            l_weight=np.concatenate([self.loads.weights[t] for t in lg] or [np.zeros(0)]),
+            l_fixed=np.concatenate([fixed for _, _, _, fixed in lg.values()] or [np.zeros(0, bool)]),
+            s_m0=springs.m0, s_m1=springs.m1, s_k=springs.k, s_d=springs.d, s_L0=springs.L0, s_fa=springs.fa,
+            s_voff=springs.voff, s_active=springs.active, c_m0=cartesian.m0, c_m1=cartesian.m1, c_k=cartesian.k,
+            c_d=cartesian.d, c_offset=cartesian.offset, c_active=cartesian.active, cs_cols=cspring.cols,
+            cs_k=cspring.k, cs_d=cspring.d, cs_offset=cspring.offset, cs_active=cspring.active, e_frame=e.frame, e_cols=e.cols, e_ae=e.ae,
+            j_m0=table([g.m0 for g in joints], (), i64), j_m1=table([g.m1 for g in joints], (), i64),
+            j_R0=table([g.R0 for g in joints], (3, 3), float), j_R1=table([g.R1 for g in joints], (3, 3), float),
+            j_kinds=table([g.row_code[0] for g in joints], (nr,), i64, True),
+            j_ri=table([g.row_code[1] for g in joints], (nr,), i64, True),
+            j_rj=table([g.row_code[2] for g in joints], (nr,), i64, True),
+            j_nrows=table([g.row_code[3] for g in joints], (), i64), j_cols=table([g.cols for g in joints], (14,), i64),
+            j_ae=table([g.ae for g in joints], (nr,), i64, True), j_active=table([g.active for g in joints], (), bool),
+            cc_cols=cc.cols.reshape(-1, 2), cc_factor=cc.factor, cc_offset=cc.offset, cc_vlevel=cc.velocity_level,
+            cc_ae=cc.ae.reshape(-1, 1), cc_active=cc.active)
+        # C-contiguous, int64 indices, float values throughout: one compiled signature for every model
+        dtype = {"i": np.int64, "b": bool, "f": float}
+        return K.Model(**{name: np.ascontiguousarray(x, dtype[np.asarray(x).dtype.kind]) for name, x in fields.items()})
 
     def marker_frame(self, m: int) -> int:
         mk = self.loaded.document.markers[m]
@@ -248,9 +262,7 @@ class System:
         else:
             kin = out
             kin.t, kin.a = t, None
-        K.kinematics(q, v, self.fcols, self.fpos_ref, self.ftheta_ref, self.f_is_ep, self.mframe, self.mlocal,
-                     self.mrot, self.mrot_identity, kin.q, kin.v, kin.theta, kin.theta_t, kin.fA, kin.fG, kin.fGbar,
-                     kin.fpos, kin.fvel, kin.fomega, kin.pos, kin.rot, kin.vel, kin.omega, kin.Jpos, kin.Jrot)
+        K.kinematics(q, v, self.model, kin.arrays())
         return kin
 
     # ------------------------------------------------------------------------ stage: residual
@@ -268,15 +280,13 @@ class System:
 
     def residual_out(self) -> tuple | None:
         """Arrays for `residual` to write into (one set per solver), None for the per-stage path."""
-        if self.standard is None:
+        if not self.fused:
             return None
-        nj, nr = self.joint_table
-        ne = self.ep_constraints.size
-        rq, rg, eg, eC, jg, jC = np.empty(self.n2), np.empty(self.nae), np.empty((ne, 1)), np.empty((ne, 1, 7)), \
-            np.empty((nj, nr)), np.empty((nj, nr, 14))
-        ev = [(self.ep_constraints, eg, eC)] if ne else []
-        ev += [(g, jg[sl, :rows], jC[sl, :rows]) for g, sl, rows in self.joint_slices]
-        return (rq, rg, eg, eC, jg, jC, *K.residual_work(self.n2)), ev
+        w = K.work(self.model, self.n2, self.nae)[1]
+        ev = [(self.ep_constraints, w.eg, w.eC)] if self.ep_constraints.size else []
+        ev += [(g, w.jg[sl, :rows], w.jC[sl, :rows]) for g, sl, rows in self.joint_slices]
+        ev += [(g, w.ccg, w.ccC) for g in self.constraints if isinstance(g, CoordinateConstraints)]
+        return w, ev
 
     def residual(self, kin: Kinematics, a: np.ndarray, lam: np.ndarray, velocity_level: bool, out=None):
         """(constraint_values, r_q = M a - f + C_qᵀ λ, r_g). With `out` from residual_out(): one
@@ -286,10 +296,9 @@ class System:
             ev = self.constraint_values(kin, velocity_level)
             rq = self.mass_times(kin, a) - self.applied_forces(kin) + self.constraint_forces(ev, lam)
             return ev, rq, self.constraint_residual(ev, lam)
-        arrays, ev = out
-        K.residual_standard(a, lam, velocity_level, kin.theta, kin.theta_t, kin.fA, kin.fGbar, kin.pos, kin.vel,
-                            kin.omega, kin.rot, kin.Jpos, kin.Jrot, *self.standard, *arrays)
-        return ev, arrays[0], arrays[1]
+        w, ev = out
+        K.residual(a, lam, velocity_level, self.model, kin.arrays(), w)
+        return ev, w.rq, w.rg
 
     def mass_times(self, kin: Kinematics, a: np.ndarray) -> np.ndarray:
         out = self.bodies.mass_times(kin, a)

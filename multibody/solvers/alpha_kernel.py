@@ -1,5 +1,5 @@
 """The generalized-α time loop as one compiled call, for models the fused residual covers
-(kernels.residual_standard) with a Newton matrix small enough for a dense LU.
+(kernels.residual) with a Newton matrix small enough for a dense LU.
 
 On small models the Python step loop costs far more than the arithmetic (a numba call with the
 model's ~50 arrays costs ~8 µs to dispatch, the residual itself ~1 µs), so here predictor,
@@ -21,8 +21,8 @@ import time
 import numpy as np
 
 from ..kernels import (CONVERGED, GIVE_UP, RESTART, jit, kinematics, newton_parameters, newton_rules,
-                       newton_update, residual_standard, residual_work, rigid_mass_matrices, rigid_quadratic_velocity_jacobians,
-                       spring_jacobians)
+                       newton_update, residual, rigid_mass_matrices, rigid_quadratic_velocity_jacobians,
+                       spring_jacobians, work)
 
 # return codes of run_steps
 DONE, PAUSED, NEWTON_FAILED, NOT_FINITE, HAND_BACK = 0, 1, 2, 3, 4
@@ -32,25 +32,11 @@ STEP_INDEX, N_STEPS, GOOD_STEPS, ITERATIONS, JACOBIANS, JACOBIAN_REQUESTED, ROWS
 
 
 @jit
-def _buffers(kin_tables, std, n2, nae):
-    """The arrays kinematics (kb) and residual_standard (rb) write into."""
-    nF, nm = kin_tables[0].shape[0], kin_tables[4].shape[0]
-    e = np.empty
-    kb = (e(n2 + 1), e(n2 + 1), e((nF, 4)), e((nF, 4)), e((nF, 3, 3)), e((nF, 3, 4)), e((nF, 3, 4)), e((nF, 3)),
-          e((nF, 3)), e((nF, 3)), e((nm, 3)), e((nm, 3, 3)), e((nm, 3)), e((nm, 3)), e((nm, 3, 7)), e((nm, 3, 7)))
-    nj, nr, ne = std[21].shape[0], std[25].shape[1], std[18].shape[0]
-    f, tmp, cf, s7, mats, vecs = residual_work(n2)
-    rb = (e(n2), e(nae), e((ne, 1)), e((ne, 1, 7)), e((nj, nr)), e((nj, nr, 14)), f, tmp, cf, s7, mats, vecs)
-    return kb, rb
-
-
-@jit
-def _residual(q, v, a, lam, velocity_level, kin_tables, std, kb, rb):
-    kinematics(q, v, *kin_tables, *kb)
-    _, _, theta, theta_t, fA, _, fGbar, _, _, _, pos, rot, vel, omega, Jpos, Jrot = kb
-    residual_standard(a, lam, velocity_level, theta, theta_t, fA, fGbar, pos, vel, omega, rot, Jpos, Jrot,
-                      *std, *rb)
-    rq, rg = rb[0], rb[1]
+def _residual(q, v, a, lam, velocity_level, model, kin, w):
+    """kinematics and residual at (q, v, a, λ); returns |r|."""
+    kinematics(q, v, model, kin)
+    residual(a, lam, velocity_level, model, kin, w)
+    rq, rg = w.rq, w.rg
     s = 0.0
     for i in range(rq.shape[0]):
         s += rq[i] * rq[i]
@@ -61,20 +47,25 @@ def _residual(q, v, a, lam, velocity_level, kin_tables, std, kb, rb):
 
 
 @jit
-def _assemble(A, std, kb, rb, mass_factor, k_factor, d_factor, level_factor):
-    """J̃ = mass_factor·M − k_factor·∂f/∂q − d_factor·∂f/∂v, C_qᵀ, level_factor·C_q and the (λ, λ)
-    diagonal of inactive joints, summed in the order of System.newton_matrix_values."""
-    (mcols, b_frame, b_cols, b_mass, b_com, b_inertia, _, _, _, _, s_m0, s_m1, s_k, s_d, s_L0, s_fa, s_voff,
-     s_active, _, e_cols, e_ae, j_m0, _, _, _, _, _, _, j_nrows, j_cols, j_ae, j_active) = std
-    fA, fGbar, pos, vel, Jpos = kb[4], kb[6], kb[10], kb[12], kb[14]
-    eC, jC = rb[3], rb[5]
-    n2 = A.shape[0] - rb[1].shape[0]
+def _assemble(A, model, kin, w, mass_factor, k_factor, d_factor, level_factor, velocity_factor):
+    """J̃ = mass_factor·M − k_factor·∂f/∂q − d_factor·∂f/∂v, C_qᵀ, level_factor·C_q (velocity_factor·C_q
+    for velocity-level rows) and the (λ, λ) diagonal of inactive joints, summed in the order of
+    System.newton_matrix_values."""
+    m = model
+    mcols, b_frame, b_cols, b_mass, b_com, b_inertia = m.mcols, m.b_frame, m.b_cols, m.b_mass, m.b_com, m.b_inertia
+    s_m0, s_m1, s_k, s_d, s_L0, s_fa, s_voff, s_active = m.s_m0, m.s_m1, m.s_k, m.s_d, m.s_L0, m.s_fa, m.s_voff, \
+        m.s_active
+    e_cols, e_ae, j_m0, j_nrows, j_cols, j_ae, j_active = m.e_cols, m.e_ae, m.j_m0, m.j_nrows, m.j_cols, m.j_ae, \
+        m.j_active
+    fA, fGbar, pos, vel, Jpos = kin.fA, kin.fGbar, kin.pos, kin.vel, kin.Jpos
+    eC, jC = w.eC, w.jC
+    n2 = A.shape[0] - w.rg.shape[0]
     A[:] = 0.0
     M = rigid_mass_matrices(fA, fGbar, b_frame, b_mass, b_com, b_inertia)
     nb = b_frame.shape[0]
     if k_factor != 0.0 or d_factor != 0.0:
-        qv_q, qv_v = rigid_quadratic_velocity_jacobians(kb[2], kb[3], b_frame, b_cols, b_mass, b_com, b_inertia,
-                                                        kb[0], kb[1], n2)
+        qv_q, qv_v = rigid_quadratic_velocity_jacobians(kin.theta, kin.theta_t, b_frame, b_cols, b_mass, b_com,
+                                                        b_inertia, kin.q, kin.v, n2)
     else:
         qv_q, qv_v = np.zeros((nb, 7, 7)), np.zeros((nb, 7, 7))
     for k in range(nb):
@@ -86,6 +77,9 @@ def _assemble(A, std, kb, rb, mass_factor, k_factor, d_factor, level_factor):
                 c = b_cols[k, j]
                 if c < n2:
                     A[r, c] += M[k, i, j] * mass_factor - (k_factor * qv_q[k, i, j] + d_factor * qv_v[k, i, j])
+    for k in range(m.p_mass.shape[0]):  # mass points: m I
+        for i in range(3):
+            A[m.p_cols[k, i], m.p_cols[k, i]] += m.p_mass[k] * mass_factor
     if s_m0.shape[0]:
         dq, dv = spring_jacobians(pos, vel, Jpos, s_m0, s_m1, s_k, s_d, s_L0, s_fa, s_voff, s_active)
         for k in range(s_m0.shape[0]):
@@ -97,6 +91,33 @@ def _assemble(A, std, kb, rb, mass_factor, k_factor, d_factor, level_factor):
                     c = mcols[s_m0[k], j] if j < 7 else mcols[s_m1[k], j - 7]
                     if c < n2:
                         A[r, c] += -(k_factor * dq[k, i, j] + d_factor * dv[k, i, j])
+    for k in range(m.c_m0.shape[0]):  # Cartesian spring-dampers: -Jdᵀ diag(k) Jd, Jd = [-J0, J1]
+        if not m.c_active[k]:
+            continue
+        for i in range(14):
+            r = mcols[m.c_m0[k], i] if i < 7 else mcols[m.c_m1[k], i - 7]
+            if r >= n2:
+                continue
+            for j in range(14):
+                c = mcols[m.c_m0[k], j] if j < 7 else mcols[m.c_m1[k], j - 7]
+                if c >= n2:
+                    continue
+                sq, sv = 0.0, 0.0
+                for x in range(3):
+                    ji = -Jpos[m.c_m0[k], x, i] if i < 7 else Jpos[m.c_m1[k], x, i - 7]
+                    jj = -Jpos[m.c_m0[k], x, j] if j < 7 else Jpos[m.c_m1[k], x, j - 7]
+                    sq += ji * m.c_k[k, x] * jj
+                    sv += ji * m.c_d[k, x] * jj
+                A[r, c] += -(k_factor * -sq + d_factor * -sv)
+    for k in range(m.cs_cols.shape[0]):  # coordinate spring-dampers: k·[[-1, 1], [1, -1]]
+        act = 1.0 if m.cs_active[k] else 0.0
+        for i in range(2):
+            r = m.cs_cols[k, i]
+            for j in range(2):
+                c = m.cs_cols[k, j]
+                if r < n2 and c < n2:
+                    sign = -1.0 if i == j else 1.0
+                    A[r, c] += -(k_factor * (m.cs_k[k] * sign * act) + d_factor * (m.cs_d[k] * sign * act))
     for k in range(e_cols.shape[0]):  # Euler-parameter normalization: always active
         row = n2 + e_ae[k, 0]
         for j in range(7):
@@ -115,6 +136,17 @@ def _assemble(A, std, kb, rb, mass_factor, k_factor, d_factor, level_factor):
                     A[c, row] += C
                     A[row, c] += C * level_factor
             A[row, row] += 1.0 - act
+    for k in range(m.cc_cols.shape[0]):
+        act = 1.0 if m.cc_active[k] else 0.0
+        row = n2 + m.cc_ae[k, 0]
+        level = velocity_factor if m.cc_vlevel[k] else level_factor
+        for j in range(2):
+            c = m.cc_cols[k, j]
+            if c < n2:
+                C = w.ccC[k, 0, j] * act
+                A[c, row] += C
+                A[row, c] += C * level
+        A[row, row] += 1.0 - act
 
 
 @jit
@@ -182,18 +214,18 @@ def _lu_solve(A, piv, ptr, idx, val, x):
 
 
 @jit
-def _factorize(fact, colmax, std, kb, rb, method, h):
+def _factorize(fact, colmax, model, kin, w, method, h):
     beta, gamma, alpha_m, alpha_f, _, index2 = method
     c = (1.0 - alpha_f) / (1.0 - alpha_m)
     level = gamma / (beta * h) if index2 else 1.0
     A, piv, ptr, idx, val = fact
-    _assemble(A, std, kb, rb, 1.0 / c, beta * h * h, gamma * h, level)
+    _assemble(A, model, kin, w, 1.0 / c, beta * h * h, gamma * h, level, gamma / (beta * h))
     return _lu_factor(A, piv, colmax, ptr, idx, val)
 
 
 @jit
-def _newton(t1, h, q, v, a, abar, qn, vn, an, lam, ahat, rhs, method, newton, max_it, kin_tables, std, kb, rb,
-            fact, colmax, istate):
+def _newton(t1, h, q, v, a, abar, qn, vn, an, lam, ahat, rhs, method, newton, max_it, model, kin, w, fact, colmax,
+            istate):
     """One step t -> t + h as Integrator.step (Exudyn's Newton rules): (1 converged (qn, vn, an,
     lam, abar updated) | 0 Newton failed | -1 hand back (singular matrix, non-finite update),
     iterations)."""
@@ -207,16 +239,16 @@ def _newton(t1, h, q, v, a, abar, qn, vn, an, lam, ahat, rhs, method, newton, ma
         ahat[i] = 0.0 if newmark else (alpha_f * a[i] - alpha_m * abar[i]) / (1.0 - alpha_m)
     vl = index2 != 0.0
     _predict(h, q, v, a, abar, qn, vn, an, lam, ahat, newmark, cq, cv, bh2, hg)
-    r0 = _residual(qn, vn, an, lam, vl, kin_tables, std, kb, rb)
+    r0 = _residual(qn, vn, an, lam, vl, model, kin, w)
     if not math.isfinite(r0):
         return 0, 0
     if r0 <= abs_tol:
         r0 = 2 * abs_tol
     r_prev, full, restarted, extra = r0, modified == 0.0, False, False
-    rq, rg = rb[0], rb[1]
+    rq, rg = w.rq, w.rg
     for it in range(1, max_it + 1):
         if full or istate[JACOBIAN_REQUESTED]:
-            if not _factorize(fact, colmax, std, kb, rb, method, h):
+            if not _factorize(fact, colmax, model, kin, w, method, h):
                 return -1, it
             istate[JACOBIAN_REQUESTED] = 0
             istate[JACOBIANS] += 1
@@ -230,7 +262,7 @@ def _newton(t1, h, q, v, a, abar, qn, vn, an, lam, ahat, rhs, method, newton, ma
                 return -1, it
         newton_update(qn, vn, an, lam, rhs, gamma / (beta * h), c * bh2, bh2)
         istate[ITERATIONS] += 1
-        rn = _residual(qn, vn, an, lam, vl, kin_tables, std, kb, rb)
+        rn = _residual(qn, vn, an, lam, vl, model, kin, w)
         action, r0, r_prev, full, restarted, extra, new_jacobian = newton_rules(it, rn, r0, r_prev, full, restarted,
                                                                                 extra, newton)
         if new_jacobian:
@@ -243,7 +275,7 @@ def _newton(t1, h, q, v, a, abar, qn, vn, an, lam, ahat, rhs, method, newton, ma
             return 0, it
         if action == RESTART:
             _predict(h, q, v, a, abar, qn, vn, an, lam, ahat, newmark, cq, cv, bh2, hg)
-            _residual(qn, vn, an, lam, vl, kin_tables, std, kb, rb)
+            _residual(qn, vn, an, lam, vl, model, kin, w)
     return 0, max_it
 
 
@@ -259,27 +291,27 @@ def _predict(h, q, v, a, abar, qn, vn, an, lam, ahat, newmark, cq, cv, bh2, hg):
 
 
 @jit
-def initial_accelerations(kin_tables, std, q, v, fact, x):
+def initial_accelerations(model, q, v, fact, x):
     """x = [q̈; λ] from [[M, C_qᵀ], [C_q, 0]] x = [f; -d/dt(C_q v)] as Integrator.initial_accelerations
     (d/dt by central differences along v, the same steps); False if the matrix is singular."""
     n2, nae = q.shape[0], x.shape[0] - q.shape[0]
-    kb, rb = _buffers(kin_tables, std, n2, nae)
+    kin, w = work(model, n2, nae)
     zero_a, zero_lam = np.zeros(n2), np.zeros(nae)
     vmax = 0.0
     for i in range(n2):
         vmax = max(vmax, abs(v[i]))
     eps = 1e-5 / max(1.0, vmax)
-    _residual(q + eps * v, v, zero_a, zero_lam, True, kin_tables, std, kb, rb)
-    g_plus = rb[1].copy()
-    _residual(q - eps * v, v, zero_a, zero_lam, True, kin_tables, std, kb, rb)
-    g_minus = rb[1].copy()
-    _residual(q, v, zero_a, zero_lam, True, kin_tables, std, kb, rb)  # r_q = M·0 - f + C_qᵀ·0
+    _residual(q + eps * v, v, zero_a, zero_lam, True, model, kin, w)
+    g_plus = w.rg.copy()
+    _residual(q - eps * v, v, zero_a, zero_lam, True, model, kin, w)
+    g_minus = w.rg.copy()
+    _residual(q, v, zero_a, zero_lam, True, model, kin, w)  # r_q = M·0 - f + C_qᵀ·0
     A, piv, ptr, idx, val = fact
-    _assemble(A, std, kb, rb, 1.0, 0.0, 0.0, 1.0)
+    _assemble(A, model, kin, w, 1.0, 0.0, 0.0, 1.0, 1.0)
     if not _lu_factor(A, piv, np.empty(n2 + nae), ptr, idx, val):
         return False
     for i in range(n2):
-        x[i] = -rb[0][i]
+        x[i] = -w.rq[i]
     for i in range(nae):
         x[n2 + i] = -((g_plus[i] - g_minus[i]) / (2 * eps))
     _lu_solve(A, piv, ptr, idx, val, x)
@@ -287,7 +319,7 @@ def initial_accelerations(kin_tables, std, q, v, fact, x):
 
 
 @jit
-def run_steps(kin_tables, std, method, newton, max_it, timing, q, v, a, abar, lam, fstate, istate, fact, rows,
+def run_steps(model, method, newton, max_it, timing, q, v, a, abar, lam, fstate, istate, fact, rows,
               max_steps):
     """Steps from the state (q, v, a = q̈, abar, λ, fstate, istate) as solve_dynamic's loop does,
     until the end (DONE), `max_steps` steps or a full `rows` buffer (PAUSED), or a failure.
@@ -296,7 +328,7 @@ def run_steps(kin_tables, std, method, newton, max_it, timing, q, v, a, abar, la
     t0, t_end, steps, h_nominal, adaptive, decrease, increase, min_step, recovery_its, recovery_steps, \
         period = timing
     n2, nae = q.shape[0], lam.shape[0]
-    kb, rb = _buffers(kin_tables, std, n2, nae)
+    kin, w = work(model, n2, nae)
     e = np.empty
     qn, vn, an, lam_n, ahat, rhs = e(n2), e(n2), e(n2), e(nae), e(n2), e(n2 + nae)
     colmax = e(n2 + nae)
@@ -308,7 +340,7 @@ def run_steps(kin_tables, std, method, newton, max_it, timing, q, v, a, abar, la
         t, h = fstate[T], fstate[H]
         hh = h if not adaptive else (min(h, t_end - t) if t + h > t_end else h)
         status, its = _newton(t + hh, hh, q, v, a, abar, qn, vn, an, lam_n, ahat, rhs, method, newton, max_it,
-                              kin_tables, std, kb, rb, fact, colmax, istate)
+                              model, kin, w, fact, colmax, istate)
         if status == -1:
             return HAND_BACK
         if status == 0:
@@ -365,14 +397,11 @@ class CompiledLoop:
     @staticmethod
     def eligible(system, newton: dict) -> bool:
         limit = COMPILED_LOOP_MAX_UNKNOWNS if newton["useModifiedNewton"] else COMPILED_LOOP_MAX_UNKNOWNS_FULL_NEWTON
-        return system.standard is not None and system.n <= limit \
-            and all(not g.row_levels.any() for g in system.constraints)
+        return system.fused and system.n <= limit
 
     def __init__(self, system, method, ti: dict):
         s, nt = system, ti["newton"]
         self.system = s
-        self.kin_tables = tuple(np.ascontiguousarray(x) for x in (
-            s.fcols, s.fpos_ref, s.ftheta_ref, s.f_is_ep, s.mframe, s.mlocal, s.mrot, s.mrot_identity))
         self.method = np.array([method.beta, method.gamma, method.alpha_m, method.alpha_f, method.newmark,
                                 method.index2], float)
         self.newton, self.max_iterations = newton_parameters(nt), int(nt["maxIterations"])
@@ -388,7 +417,7 @@ class CompiledLoop:
     def initial_accelerations(self, q, v):
         """(q̈, λ) at the start, or None if the system is singular (Integrator.initial_accelerations)."""
         x = np.empty(self.system.n)
-        if not initial_accelerations(self.kin_tables, self.system.standard, q, v, self.fact, x):
+        if not initial_accelerations(self.system.model, q, v, self.fact, x):
             return None
         return x[:self.system.n2], x[self.system.n2:]
 
@@ -405,7 +434,7 @@ class CompiledLoop:
         while True:
             started, steps_before = time.perf_counter(), istate[N_STEPS]
             istate[ROWS] = 0
-            code = run_steps(self.kin_tables, self.system.standard, self.method, self.newton, self.max_iterations,
+            code = run_steps(self.system.model, self.method, self.newton, self.max_iterations,
                              self.timing, q, v, a, abar, lam, fstate, istate, self.fact, self.rows, max_steps)
             sensors.record_rows(self.rows[:istate[ROWS]])
             state.t, state.h, writer.next = float(fstate[T]), float(fstate[H]), float(fstate[WRITE_NEXT])

@@ -24,6 +24,9 @@ MODELS = {
     "prismatic_on_rotating_body": CASES / "prismatic_on_rotating_body",
     "spherical_and_generic_tight": CASES / "spherical_and_generic_tight",
     "inactive_joint_free_fall": CASES / "inactive_joint_free_fall",
+    "mass_point_spring": CASES / "mass_point_spring",  # mass points, Cartesian springs
+    "coordinate_items": CASES / "coordinate_items",  # coordinate springs, constraints and loads
+    "revolute_prismatic_testmodel": CASES / "revolute_prismatic_testmodel",  # body-fixed loads
 }
 
 
