@@ -684,10 +684,10 @@ def applied_forces(model, kin, w, load_factor):
             if c < n2:
                 f[c] += x0
             continue
-        if m.l_fixed[k]:
+        if m.l_fixed[k]:  # summed in the order of numpy's einsum (the per-group path): identical results
             R = kin.rot[mk]
-            x0, x1, x2 = R[0, 0] * x0 + R[0, 1] * x1 + R[0, 2] * x2, R[1, 0] * x0 + R[1, 1] * x1 + R[1, 2] * x2, \
-                R[2, 0] * x0 + R[2, 1] * x1 + R[2, 2] * x2
+            x0, x1, x2 = (R[0, 0] * x0 + R[0, 2] * x2) + R[0, 1] * x1, (R[1, 0] * x0 + R[1, 2] * x2) + R[1, 1] * x1, \
+                (R[2, 0] * x0 + R[2, 2] * x2) + R[2, 1] * x1
         J = kin.Jrot if kind == 1 else kin.Jpos
         for c in range(7):
             col = m.mcols[mk, c]
