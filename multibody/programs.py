@@ -236,21 +236,29 @@ def eval_programs(code, consts, start, first, x, out, work):
 
 
 @jit
-def motion_targets(code, consts, start, levels, t, qj, uj, velocity_level, out, x, work):
-    """What each motion prescribes for its row, from a set of the motions' programs (three per
-    motion, MOTION_PROGRAMS order): level 0 the coordinate q(t) (its rate if velocity_level,
-    the index-2 form), level 1 the rate u(t, q_j), level 2 the acceleration u̇(t, q_j, u_j).
-    levels[r] 2 for every row gives the time derivatives of all rows' prescriptions.
+def motion_residual(code, consts, start, levels, revolute, t, qj, uj, uj_dot, velocity_level, g, x, work):
+    """The motions' constraint rows g from a set of their programs (three per motion, in
+    MOTION_PROGRAMS order), the joint coordinates qj, rates uj and accelerations uj_dot:
+    level 0 q_j - q(t) (an angle's difference wrapped to [-π, π)), or u_j - q̇(t) if
+    velocity_level (the index-2 form); level 1 u_j - u(t, q_j); level 2 u̇_j - u̇(t, q_j, u_j).
+    levels[r] = 2 for every row gives the rows' time derivatives (uj_dot at zero acceleration).
 
-    x: scratch of 3. Returns -1, or the first row whose value is not finite (out[r] holds it).
+    x: scratch of 3. Returns -1, or the first row whose law is not finite there.
     """
     for r in range(levels.shape[0]):
         level = levels[r]
         x[0], x[1], x[2] = t, qj[r], uj[r]
         k = 1 if (level == 0 and velocity_level) else level
-        out[r] = eval_program(code, consts, start, 3 * r + k, x, work)
-        if not math.isfinite(out[r]):
+        target = eval_program(code, consts, start, 3 * r + k, x, work)
+        if not math.isfinite(target):
             return r
+        if k == 0:
+            d = qj[r] - target
+            g[r] = (d + math.pi) % (2 * math.pi) - math.pi if revolute[r] else d
+        elif k == 1:
+            g[r] = uj[r] - target
+        else:
+            g[r] = uj_dot[r] - target
     return -1
 
 
@@ -259,4 +267,5 @@ def warm_up() -> None:
     code, consts, start, size = UNDEFINED
     x, work, out = np.zeros(3), np.empty(size), np.empty(1)
     eval_programs(code, consts, start, 0, x, out, work)
-    motion_targets(code, consts, start, np.zeros(0, np.int64), 0.0, x, x, False, out, x, work)
+    motion_residual(code, consts, start, np.zeros(0, np.int64), np.zeros(0, np.bool_), 0.0, x, x, x, False, out, x,
+                    work)

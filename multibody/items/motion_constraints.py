@@ -40,6 +40,7 @@ class Motions:
         self.R1 = np.array([doc.objects[j].rotationMarker1 for j in self.joints], float).reshape(n, 3, 3)
         self.row_levels = np.array([LEVELS[law.level] for law in self.laws], dtype=int).reshape(n, 1)
         self.levels = np.ascontiguousarray(self.row_levels[:, 0], dtype=np.int64)
+        self.any_acceleration_level = bool((self.levels == 2).any())
         self.programs = P.ProgramSet.concatenate([law.programs for law in self.laws])
         self._x, self._work = np.empty(3), np.empty(self.programs.work_size)
         self.active = np.ones(n, dtype=bool)
@@ -74,37 +75,31 @@ class Motions:
             return self.system.kinematics(kin.t, q, v)
         return row_kinematics(self.system, kin.t, q, v)
 
-    def targets(self, t: float, qj, uj, levels, velocity_level: bool) -> np.ndarray:
-        """What each law prescribes (programs.motion_targets); EvaluationError where undefined."""
+    def rows(self, t: float, qj, uj, uj_dot, levels, velocity_level: bool) -> np.ndarray:
+        """The motions' rows (programs.motion_residual); EvaluationError where a law is undefined."""
         code, consts, start, _ = self.programs
-        target = np.empty(self.size)
-        bad = P.motion_targets(code, consts, start, levels, t, qj, uj, velocity_level, target, self._x, self._work)
+        g = np.empty(self.size)
+        bad = P.motion_residual(code, consts, start, levels, self.revolute, t, qj, uj, uj_dot, velocity_level, g,
+                                self._x, self._work)
         if bad >= 0:
             level = levels[bad]
             raise undefined(self.laws[bad], 1 if (level == 0 and velocity_level) else level, t, qj[bad], uj[bad])
-        return target
+        return g
 
     def evaluate(self, kin, velocity_level: bool):
         qj, uj, C = self.coordinate(kin)
-        target = self.targets(kin.t, qj, uj, self.levels, velocity_level)
-        level = self.levels
-        if (level == 2).any():
-            a = kin.a if kin.a is not None else np.zeros(len(kin.q) - 1)
-            actual = np.where(level == 2, self.joint_acceleration(kin, a, C), uj)
+        if self.any_acceleration_level:
+            uj_dot = self.joint_acceleration(kin, kin.a if kin.a is not None else np.zeros(len(kin.q) - 1), C)
         else:
-            actual = uj
-        g = actual - target
-        if not velocity_level:  # position-level rows: the coordinate, an angle's difference wrapped
-            d = qj - target
-            g = np.where(level == 0, np.where(self.revolute, _wrap(d), d), g)
-        return g[:, None], C[:, None, :]
+            uj_dot = uj  # not read
+        return self.rows(kin.t, qj, uj, uj_dot, self.levels, velocity_level)[:, None], C[:, None, :]
 
     def rate_residual(self, kin) -> np.ndarray:
         """d/dt of every row's velocity-level form at zero accelerations, with the laws' exact
         time derivatives: u̇_j(a = 0) - u̇(t, q_j, u_j) (the initial-acceleration solve)."""
         qj, uj, C = self.coordinate(kin)
-        prescribed = self.targets(kin.t, qj, uj, np.full(self.size, 2, np.int64), True)
-        return (self.joint_acceleration(kin, np.zeros(len(kin.q) - 1), C) - prescribed)[:, None]
+        uj_dot = self.joint_acceleration(kin, np.zeros(len(kin.q) - 1), C)
+        return self.rows(kin.t, qj, uj, uj_dot, np.full(self.size, 2, np.int64), True)[:, None]
 
     # ------------------------------------------------------------------ sensors
     # kin: the kinematics of sensor rows (with their accelerations a), lam (rows, nae)
