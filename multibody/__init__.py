@@ -4,6 +4,7 @@ A model document (SPEC section 1) goes in, a results document (SPEC section 4) c
 Pure numpy/scipy/sympy/pydantic: no web, queue or database imports.
 """
 from .api import (
+    ExpressionLimits,
     ModelInvalid,
     Problem,
     Results,
@@ -18,6 +19,6 @@ from .api import (
 )
 
 __all__ = [
-    "ModelInvalid", "Problem", "Results", "SensorSeries", "SimulationCanceled", "Validation",
+    "ExpressionLimits", "ModelInvalid", "Problem", "Results", "SensorSeries", "SimulationCanceled", "Validation",
     "merge_settings", "run_document", "simulate", "validate_document", "warm_up",
 ]

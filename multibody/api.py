@@ -13,9 +13,9 @@ from .model import load_model
 from .programs import warm_up as warm_up_programs
 from .solvers import run
 from .solvers.generalized_alpha import solve_dynamic
-from .values import ModelInvalid, Problem, Results, SensorSeries, SimulationCanceled, Validation
+from .values import ExpressionLimits, ModelInvalid, Problem, Results, SensorSeries, SimulationCanceled, Validation
 
-__all__ = ["ModelInvalid", "Problem", "Results", "SensorSeries", "SimulationCanceled", "Validation",
+__all__ = ["ExpressionLimits", "ModelInvalid", "Problem", "Results", "SensorSeries", "SimulationCanceled", "Validation",
            "merge_settings", "run_document", "simulate", "validate_document", "warm_up"]
 
 
@@ -39,10 +39,11 @@ def merge_settings(doc: dict, overrides: dict | None) -> dict:
     return out
 
 
-def validate_document(doc: Any) -> Validation:
-    """Check a model document; all problems at once, each with its JSON path."""
+def validate_document(doc: Any, limits: ExpressionLimits | None = None) -> Validation:
+    """Check a model document; all problems at once, each with its JSON path. `limits`: what
+    its expressions may cost (ExpressionLimits' defaults when None)."""
     try:
-        loaded = load_model(doc)
+        loaded = load_model(doc, limits)
     except ModelInvalid as exc:
         return Validation(ok=False, problems=exc.problems, warnings=[], summary={})
     return Validation(ok=True, problems=[], warnings=loaded.warnings, summary=loaded.summary(),
@@ -50,7 +51,8 @@ def validate_document(doc: Any) -> Validation:
 
 
 def simulate(doc: Any, *, progress: Callable[[float], None] | None = None,
-             cancel: Callable[[], bool] | None = None, store_solution: bool = False) -> Results:
+             cancel: Callable[[], bool] | None = None, store_solution: bool = False,
+             limits: ExpressionLimits | None = None) -> Results:
     """Validate and run a model. Raises ModelInvalid for a bad document and SimulationCanceled
     when `cancel()` turns true; a simulation that fails numerically gives status "failed".
 
@@ -59,7 +61,7 @@ def simulate(doc: Any, *, progress: Callable[[float], None] | None = None,
     """
     if store_solution and isinstance(doc, dict):
         doc = merge_settings(doc, {"solution": {"file": {"write": True}}})
-    loaded = load_model(doc)
+    loaded = load_model(doc, limits)
     return run(loaded, progress=progress, cancel=cancel)
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
+import time
 from collections.abc import Mapping, Sequence
 from typing import Callable
 
@@ -64,20 +65,28 @@ class ExpressionError(ValueError):
 
 
 
-class BudgetExceeded(ExpressionError):
-    """A document's expressions cost more than its Budget: work stopped at this expression."""
+class BudgetExceeded(ValueError):
+    """A document's expressions cost more than its Budget: the work stopped here. `message`
+    names the limit. Not an ExpressionError: it ends the document's expression work, it is
+    not a problem of one expression."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
 
 
 class Budget:
-    """The work one document's expressions may cost, in tree nodes built: the parsed
-    expressions, every derivative and every compiled program count. Checked as each stage
-    finishes and while each derivative is measured, so the work stops once past the limit.
-
-    `name` is how messages call the limit (the service gives its setting's name).
+    """The work one document's expressions may cost: tree nodes built (every parsed
+    expression, derivative and compiled program counts) and the CPU seconds of this thread
+    since the budget was made. Checked as each stage finishes and while each derivative is
+    measured, so the work stops once past either limit (ExpressionLimits gives both).
     """
 
-    def __init__(self, limit: int, name: str = "the expression cost limit"):
-        self.limit, self.name, self.used = int(limit), name, 0
+    def __init__(self, max_cost: int, max_seconds: float = math.inf, cost_name: str = "the expression cost limit",
+                 seconds_name: str = "the expression time limit"):
+        self.limit, self.max_seconds, self.cost_name, self.seconds_name = int(max_cost), max_seconds, cost_name, \
+            seconds_name
+        self.used, self.started = 0, time.thread_time()
 
     def remaining(self) -> int:
         return self.limit - self.used
@@ -85,8 +94,11 @@ class Budget:
     def charge(self, units: int) -> None:
         self.used += units
         if self.used > self.limit:
-            raise BudgetExceeded(f"the document's expressions cost more than {self.limit} units "
-                                 f"({self.name}); simplify them or use fewer")
+            raise BudgetExceeded(f"the document's expressions cost more than {self.limit} units ({self.cost_name}: "
+                                 "tree nodes parsed, differentiated and compiled); simplify them or use fewer")
+        if time.thread_time() - self.started > self.max_seconds:
+            raise BudgetExceeded(f"the document's expressions took more than {self.max_seconds:g} s of CPU to parse, "
+                                 f"differentiate and compile ({self.seconds_name}); simplify them or use fewer")
 
 
 class Select(sp.Function):
@@ -589,8 +601,8 @@ class _Emitter:
         self.code.append([op, arg])
 
     def constant(self, value: float) -> None:
-        if not math.isfinite(value):
-            raise ExpressionError("expression is undefined (division by zero or infinity)")
+        if not math.isfinite(value):  # e.g. t*1e100*1e100*1e100*1e100, whose coefficients sympy multiplies out
+            raise ExpressionError(f"a constant of the expression is undefined or beyond the float range ({value})")
         self.consts.append(value)
         self.push(P.CONST, len(self.consts) - 1)
 
@@ -667,14 +679,14 @@ def _is_reciprocal(f: sp.Basic) -> bool:
     return f.is_Pow and f.exp.is_Number and f.exp < 0
 
 
-def compile_expression(expr: sp.Expr, variables: tuple[str, ...],
-                       label: str = "expression") -> Callable[..., float]:
+def compile_expression(expr: sp.Expr, variables: tuple[str, ...], label: str = "expression",
+                       budget: Budget | None = None) -> Callable[..., float]:
     """A plain-float function f(*values) of the scalar `variables` (in that order), for Python
     callers (checks, tests): the program of to_program, run by the compiled evaluator. Raises
     EvaluationError ("<label> is undefined at t=..., q=...") where the expression is undefined
     (log of a negative, division by zero, overflow, a complex power).
     """
-    program = to_program(expr, {v: k for k, v in enumerate(variables)})
+    program = to_program(expr, {v: k for k, v in enumerate(variables)}, budget)
     code, consts, start = program.code, program.consts, program.start
     work = np.empty(program.work_size)
 

@@ -6,20 +6,25 @@ name) and checks what each reference must point at, then compiles the numeric mo
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from pydantic import ValidationError
 
 from . import schema as S
 from . import settings as settings_mod
 from .capabilities import SUPPORTED_DYNAMIC, explicit_solver_problems
 from .convenience import expand_convenience
+from .expressions import Budget, BudgetExceeded
 from .motion_laws import build_motion_law
-from .motions import MotionError
+from .motions import BASE_FIELD, EXPRESSION_FIELDS, MotionError, undefined_in_time
 from .outputs import check_sensor_outputs
 from .system import System
-from .values import ModelInvalid, Problem
+from .values import ExpressionLimits, ModelInvalid, Problem
+
+TIME_CHECKS = 10_000  # at most this many intervals of the time span, where each law of t is evaluated
 
 # what a reference must point at: item type names, per list
 BODY_TYPES = {"RigidBody", "MassPoint", "Ground"}
@@ -125,7 +130,9 @@ def _schema_problems(doc: dict, exc: ValidationError) -> list[Problem]:
     return problems
 
 
-def load_model(raw: Any) -> LoadedModel:
+def load_model(raw: Any, limits: ExpressionLimits | None = None) -> LoadedModel:
+    """The checked model of a document; ModelInvalid listing every problem. `limits`: what its
+    expressions may ask for (ExpressionLimits' defaults when None)."""
     if not isinstance(raw, dict):
         raise ModelInvalid([Problem("$", "a model document must be a JSON object")])
     # each convenience item becomes the object at its own index (extra items are appended), so the
@@ -141,7 +148,7 @@ def load_model(raw: Any) -> LoadedModel:
             _, sp = settings_mod.resolve(raw.get("simulationSettings"))
             problems += [Problem(p, m) for p, m in sp]
         raise ModelInvalid(problems) from None
-    loaded = _Checker(doc).run()
+    loaded = _Checker(doc, limits or ExpressionLimits()).run()
     loaded.expanded_document = expanded
     loaded.warnings[:0] = deprecations
     return loaded
@@ -150,8 +157,8 @@ def load_model(raw: Any) -> LoadedModel:
 class _Checker:
     """Resolves references and checks what they point at; collects every problem."""
 
-    def __init__(self, doc: S.ModelDocument):
-        self.doc = doc
+    def __init__(self, doc: S.ModelDocument, limits: ExpressionLimits):
+        self.doc, self.limits = doc, limits
         self.problems: list[Problem] = []
         self.warnings: list[dict] = []
         self.refs: dict[tuple[str, int, str], Any] = {}
@@ -168,6 +175,7 @@ class _Checker:
     def run(self) -> LoadedModel:
         self.check_names()
         settings, sp = settings_mod.resolve(self.doc.simulationSettings)
+        self.settings = settings
         self.problems += [Problem(p, m) for p, m in sp]
         self.check_solve()
         self.resolve_bodies()
@@ -320,20 +328,67 @@ class _Checker:
             self.refs[("sensors", i, key)] = idx
 
     def resolve_motions(self) -> list:
-        """[(law, joint object index)] per motion; a joint's coordinate takes at most one motion."""
-        laws, on_joint = [], {}
-        for i, spec in enumerate(self.doc.motions):
+        """[(law, joint object index)] per motion; a joint's coordinate takes at most one motion.
+
+        The cheap checks come first: the counts (over them, no expression is parsed), and each
+        motion's joint (a motion on a missing joint or on one that has a motion already costs no
+        expression work). Then the laws are built under one Budget, and each is evaluated over
+        the time span, where that needs no state (the laws of t alone).
+        """
+        motions, limits = self.doc.motions, self.limits
+        joints, on_joint = [], {}
+        for i, spec in enumerate(motions):
             joint = self.lookup("motions", i, ".joint", "objects", spec.joint, {"JointPrismaticX", "JointRevoluteZ"},
                                 "a JointPrismaticX or JointRevoluteZ (a joint with one free coordinate)")
             if joint is not None and joint in on_joint:
                 self.problem("motions", i, ".joint", f"{self.names['objects'][joint]} already has a motion "
                                                      f"(motions[{on_joint[joint]}]); a coordinate takes one motion")
+                joint = None
             elif joint is not None:
                 on_joint[joint] = i
-            try:
-                law = build_motion_law(spec, f"motions[{i}]", self.names["motions"][i])
-            except MotionError as exc:
-                self.problems += [Problem(p, m, self.names["motions"][i]) for p, m in exc.problems]
+            joints.append(joint)
+        expressions = sum(getattr(spec, field, None) is not None for spec in motions for field in EXPRESSION_FIELDS)
+        over = [Problem("motions", f"{n} {what}; the limit is {getattr(limits, limit)} per document "
+                                   f"({limits.name(limit)})")
+                for what, n, limit in (("motions", len(motions), "max_motions"),
+                                       ("motion expressions", expressions, "max_expressions"))
+                if n > getattr(limits, limit)]
+        if over:
+            self.problems += over
+            return []
+        budget = Budget(limits.max_cost, limits.max_seconds, limits.name("max_cost"), limits.name("max_seconds"))
+        times = self.step_times()
+        laws = []
+        for i, (spec, joint) in enumerate(zip(motions, joints)):
+            if joint is None:
                 continue
+            name, path = self.names["motions"][i], f"motions[{i}]"
+            try:
+                law = build_motion_law(spec, path, name, budget)
+            except MotionError as exc:
+                self.problems += [Problem(p, m, name) for p, m in exc.problems]
+                continue
+            except BudgetExceeded as exc:  # stop all expression work
+                self.problems.append(Problem(path, exc.message, name))
+                break
+            bad = None if times is None else undefined_in_time(law, times)
+            if bad is not None:
+                field = law.field(bad[0])
+                given = getattr(spec, field, None) is not None
+                base = BASE_FIELD[law.level]
+                self.problems.append(Problem(
+                    f"{path}.{field if given else base}",
+                    f"{field}{'' if given else f' (derived from {base})'} is undefined or not finite at "
+                    f"t = {bad[1]:.6g} (e.g. a logarithm of 0, a root of a negative number, an overflow)", name))
             laws.append((law, joint))
         return laws
+
+    def step_times(self) -> np.ndarray | None:
+        """The times of the steps (of every k-th when there are more than TIME_CHECKS), None if
+        the time settings are themselves in error (reported elsewhere)."""
+        ti = self.settings["timeIntegration"]
+        t0, t_end, steps = float(ti["startTime"]), float(ti["endTime"]), float(ti["numberOfSteps"])
+        if not (math.isfinite(t0) and math.isfinite(t_end) and t_end >= t0 and 1 <= steps < math.inf):
+            return None
+        n = int(min(round(steps), TIME_CHECKS))
+        return t0 + np.arange(n + 1) * ((t_end - t0) / n)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sympy as sp
 
 from . import programs as P
-from .expressions import (SYMBOLS, EvaluationError, ExpressionError, compile_expression, derivative,
+from .expressions import (SYMBOLS, Budget, EvaluationError, ExpressionError, compile_expression, derivative,
                           parse_expression, to_program)
 from .motions import (BASE_FIELD, EXPRESSION_FIELDS, MOTION_SLOTS, PROGRAM_FIELDS, CustomMotion, MotionError,
                       MotionLaw, SinusoidMotion, SteadyMotion)
@@ -20,16 +20,17 @@ RTOL = 1e-8
 MIN_SAMPLES = 3
 
 
-
-def build_motion_law(spec: CustomMotion | SinusoidMotion | SteadyMotion, path: str, name: str) -> MotionLaw:
-    """Compile a validated motion spec; raises MotionError listing every problem.
+def build_motion_law(spec: CustomMotion | SinusoidMotion | SteadyMotion, path: str, name: str,
+                     budget: Budget | None = None) -> MotionLaw:
+    """Compile a validated motion spec; raises MotionError listing every problem, and
+    BudgetExceeded once the document's expressions have used up `budget`.
 
     `path` locates the motion in the document ("motions[0]"); problem paths extend it with the
     field ("motions[0].positionDot"). `name` names the motion in messages of compiled functions.
     """
     method = getattr(spec, "method", "Prescribed")
     level, base = spec.level, BASE_FIELD[spec.level]
-    given, problems = _given_expressions(spec, path, method)
+    given, problems = _given_expressions(spec, path, method, budget)
     if isinstance(spec, SinusoidMotion):
         given = {base: spec.amplitude * sp.sin(spec.rate * SYMBOLS["t"] + spec.phase)}
     elif isinstance(spec, SteadyMotion):
@@ -41,15 +42,16 @@ def build_motion_law(spec: CustomMotion | SinusoidMotion | SteadyMotion, path: s
     if method == "Free":
         return MotionLaw(name, level, "Free")
     try:
-        expressions = _complete(given, level, path, problems)
+        expressions = _complete(given, level, path, problems, budget)
         if problems:
             raise MotionError(problems)
-        return _compile(expressions, level, method, name)
+        return _compile(expressions, level, method, name, budget)
     except ExpressionError as exc:  # a derivative too large to use
         raise MotionError([*problems, (f"{path}.{base}", f"{base}: {exc.message}")]) from None
 
 
-def _given_expressions(spec, path: str, method: str) -> tuple[dict[str, sp.Expr], list[tuple[str, str]]]:
+def _given_expressions(spec, path: str, method: str, budget: Budget | None) -> tuple[dict[str, sp.Expr],
+                                                                                     list[tuple[str, str]]]:
     """Parse the Custom expression fields that fit the level and method; problems with the rest."""
     problems, parsed = [], {}
     level = spec.level
@@ -64,7 +66,7 @@ def _given_expressions(spec, path: str, method: str) -> tuple[dict[str, sp.Expr]
             problems.append((f"{path}.{field}", f"{field} is not used with method {method}"))
         else:
             try:
-                parsed[field] = parse_expression(str(text), variables)
+                parsed[field] = parse_expression(str(text), variables, budget=budget)
             except ExpressionError as exc:
                 problems.append((f"{path}.{field}", f"{field}: {exc.message}"))
     base = BASE_FIELD[level]
@@ -73,7 +75,8 @@ def _given_expressions(spec, path: str, method: str) -> tuple[dict[str, sp.Expr]
     return parsed, problems
 
 
-def _complete(given: dict[str, sp.Expr], level: str, path: str, problems: list) -> dict[str, sp.Expr]:
+def _complete(given: dict[str, sp.Expr], level: str, path: str, problems: list,
+              budget: Budget | None) -> dict[str, sp.Expr]:
     """Derive what is missing, check what is given (mismatches go to `problems`).
 
     Returns the expressions the law uses: the given ones where present.
@@ -81,7 +84,7 @@ def _complete(given: dict[str, sp.Expr], level: str, path: str, problems: list) 
 
     def reference(field: str, derived: sp.Expr, what: str) -> sp.Expr:
         if field in given:
-            mismatch = _mismatch(given[field], derived, EXPRESSION_FIELDS[field][1])
+            mismatch = _mismatch(given[field], derived, EXPRESSION_FIELDS[field][1], budget)
             if mismatch:
                 problems.append((f"{path}.{field}", f"{field} is not {what} ({mismatch})"))
             return given[field]
@@ -89,14 +92,14 @@ def _complete(given: dict[str, sp.Expr], level: str, path: str, problems: list) 
 
     if level == "Position":
         p = given["position"]
-        pd = derivative(p, "t")
+        pd = derivative(p, "t", budget)
         out = {"position": p,
                "positionDot": reference("positionDot", pd, "the time derivative of position"),
-               "positionDotDot": reference("positionDotDot", derivative(pd, "t"),
+               "positionDotDot": reference("positionDotDot", derivative(pd, "t", budget),
                                            "the second time derivative of position")}
     elif level == "Velocity":
         v = given["velocity"]
-        vdot = derivative(v, "t") + derivative(v, "q") * SYMBOLS["u"]
+        vdot = derivative(v, "t", budget) + derivative(v, "q", budget) * SYMBOLS["u"]
         out = {"velocity": v, "velocityDot": reference(
             "velocityDot", vdot, "the time derivative of velocity, du/dt + du/dq*u")}
     else:
@@ -104,7 +107,7 @@ def _complete(given: dict[str, sp.Expr], level: str, path: str, problems: list) 
     return out
 
 
-def _mismatch(given: sp.Expr, derived: sp.Expr, variables: tuple[str, ...]) -> str | None:
+def _mismatch(given: sp.Expr, derived: sp.Expr, variables: tuple[str, ...], budget: Budget | None) -> str | None:
     """None if `given` equals `derived`, else where and by how much they differ.
 
     Symbolically only as far as sympy's automatic canonical form goes (given - derived == 0):
@@ -114,7 +117,7 @@ def _mismatch(given: sp.Expr, derived: sp.Expr, variables: tuple[str, ...]) -> s
     """
     if given - derived == 0:
         return None
-    f, g = compile_expression(given, variables), compile_expression(derived, variables)
+    f, g = compile_expression(given, variables, budget=budget), compile_expression(derived, variables, budget=budget)
     samples = []
     for i, t in enumerate(SAMPLE_T):
         point = dict(t=t, q=SAMPLE_Q[i % len(SAMPLE_Q)], u=SAMPLE_U[i % len(SAMPLE_U)])
@@ -136,7 +139,8 @@ def _mismatch(given: sp.Expr, derived: sp.Expr, variables: tuple[str, ...]) -> s
     return f"differs by {size:.3g} at {at}"
 
 
-def _compile(e: dict[str, sp.Expr], level: str, method: str, name: str) -> MotionLaw:
-    programs = [P.UNDEFINED if field is None else to_program(e[field], MOTION_SLOTS)
-                for field in PROGRAM_FIELDS[level]]
-    return MotionLaw(name, level, method, P.ProgramSet.concatenate(programs))
+def _compile(e: dict[str, sp.Expr], level: str, method: str, name: str, budget: Budget | None) -> MotionLaw:
+    fields = PROGRAM_FIELDS[level]
+    programs = [P.UNDEFINED if field is None else to_program(e[field], MOTION_SLOTS, budget) for field in fields]
+    time_only = tuple(field is not None and e[field].free_symbols <= {SYMBOLS["t"]} for field in fields)
+    return MotionLaw(name, level, method, P.ProgramSet.concatenate(programs), time_only)

@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Annotated, Literal, Union
 
+import numpy as np
 from pydantic import (BaseModel, ConfigDict, Field, FiniteFloat, StrictFloat, StrictInt, StrictStr, TypeAdapter,
                       model_validator)
 
@@ -120,6 +121,7 @@ class MotionLaw:
     level: Level
     method: Method
     programs: P.ProgramSet | None = None
+    time_only: tuple[bool, ...] = ()  # per program: reads t only (not q, u)
 
     @property
     def is_free(self) -> bool:
@@ -146,6 +148,19 @@ class MotionLaw:
 
     def udot(self, t: float, q: float, u: float) -> float:
         return self.evaluate(2, t, q, u)
+
+
+def undefined_in_time(law: MotionLaw, times: np.ndarray) -> tuple[int, float] | None:
+    """(program, t) of the first program that reads only t and is not finite at one of `times`."""
+    if law.programs is None:
+        return None
+    code, consts, start, size = law.programs
+    x, work = np.zeros(3), np.empty(size)
+    for k, time_only in enumerate(law.time_only):
+        i = P.first_undefined(code, consts, start, k, times, x, work) if time_only else -1
+        if i >= 0:
+            return k, float(times[i])
+    return None
 
 
 def undefined(law: MotionLaw, k: int, t: float, q: float, u: float) -> EvaluationError:

@@ -262,10 +262,21 @@ def motion_residual(code, consts, start, levels, revolute, t, qj, uj, uj_dot, ve
     return -1
 
 
+@jit
+def first_undefined(code, consts, start, p, times, x, work):
+    """The first i at which program p with x[0] = times[i] (x[1:] as given) is not finite, or -1."""
+    for i in range(times.shape[0]):
+        x[0] = times[i]
+        if not math.isfinite(eval_program(code, consts, start, p, x, work)):
+            return i
+    return -1
+
+
 def warm_up() -> None:
     """Load (or compile) the evaluator's kernels."""
     code, consts, start, size = UNDEFINED
     x, work, out = np.zeros(3), np.empty(size), np.empty(1)
     eval_programs(code, consts, start, 0, x, out, work)
+    first_undefined(code, consts, start, 0, x, x, work)
     motion_residual(code, consts, start, np.zeros(0, np.int64), np.zeros(0, np.bool_), 0.0, x, x, x, False, out, x,
                     work)

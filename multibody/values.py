@@ -34,6 +34,23 @@ class ModelInvalid(Exception):
                          + (f" (and {len(self.problems) - 5} more)" if len(self.problems) > 5 else ""))
 
 
+@dataclass(frozen=True)
+class ExpressionLimits:
+    """What a document's expressions (motion laws, user functions) may ask for. The counts are
+    checked before any expression is parsed; the cost (tree nodes parsed, differentiated and
+    compiled) and the CPU seconds of that work are one budget for the whole document, checked
+    as each stage finishes, so the work stops soon after either is used up. `names` says how
+    messages call each limit (the service passes its settings' names)."""
+    max_motions: int = 1000
+    max_expressions: int = 3000
+    max_cost: int = 2_000_000
+    max_seconds: float = 60.0
+    names: dict = field(default_factory=dict)
+
+    def name(self, limit: str) -> str:
+        return self.names.get(limit, limit)
+
+
 class SimulationCanceled(Exception):
     """The cancel callback asked the solver to stop."""
 

@@ -5,6 +5,7 @@ import math
 import threading
 import time
 
+import multibody
 from store.config import Settings
 from fastapi.responses import JSONResponse
 
@@ -44,6 +45,15 @@ class BodyLimit:
     async def _reject(self, scope, receive, send):
         e = self._error()
         await JSONResponse(error_body(e.code, e.message), e.status)(scope, receive, send)
+
+
+def expression_limits(settings: Settings) -> multibody.ExpressionLimits:
+    """The core's bounds on a document's expressions, named by their settings in messages."""
+    return multibody.ExpressionLimits(
+        max_motions=settings.max_motions, max_expressions=settings.max_expressions,
+        max_cost=settings.max_expression_cost, max_seconds=settings.max_expression_seconds,
+        names={"max_motions": "MBSERVE_MAX_MOTIONS", "max_expressions": "MBSERVE_MAX_EXPRESSIONS",
+               "max_cost": "MBSERVE_MAX_EXPRESSION_COST", "max_seconds": "MBSERVE_MAX_EXPRESSION_SECONDS"})
 
 
 def check_model(doc: dict, settings: Settings, prefix: str = "") -> None:

@@ -40,6 +40,10 @@ class Settings(BaseSettings):
     max_sensor_rows: int = 5_000_000  # stored rows over all sensors (about steps x sensors)
     max_result_bytes: int = 2_000_000_000  # float64 values of all sensors of one job, uncompressed
     max_expression_chars: int = 1_000
+    max_motions: int = 100  # per document
+    max_expressions: int = 300  # expression fields per document
+    max_expression_cost: int = 500_000  # tree nodes parsed, differentiated and compiled per document
+    max_expression_seconds: float = 5.0  # CPU seconds of that work per document
     rate_limit_per_minute: int = 600  # POST requests per key (or client) and minute
     max_list_limit: int = 200
 

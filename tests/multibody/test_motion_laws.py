@@ -4,6 +4,9 @@ import math
 import pytest
 from pydantic import ValidationError
 
+import multibody
+import multibody.model
+from multibody import ExpressionLimits
 from multibody.motion_laws import build_motion_law
 from multibody.motions import MOTION_ADAPTER, EvaluationError, MotionError, MotionLaw
 
@@ -223,3 +226,113 @@ def test_mismatch_check_takes_bounded_time():
 def test_derivative_undefined_at_all_sample_times_cannot_be_checked():
     [(path, message)] = problems(custom("Position", position="sqrt(-t)", positionDot="-0.5/sqrt(-t)"))
     assert path == "motions[0].positionDot" and "cannot be checked" in message
+
+
+# ---------------------------------------------------------------------------------------------- budget
+def sliders(n: int, motion: dict) -> dict:
+    """n blocks, each on its own JointPrismaticX, each driven by a copy of motion."""
+    eye = [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]
+    return {
+        "nodes": [{"nodeType": "RigidBodyEP", "referenceCoordinates": [0, 0, 0, 1, 0, 0, 0]} for _ in range(n)],
+        "objects": [{"objectType": "Ground"}]
+        + [{"objectType": "RigidBody", "nodeNumber": i, "mass": 1.0, "inertia": [0.01, 0.01, 0.01, 0, 0, 0]}
+           for i in range(n)]
+        + [{"objectType": "JointPrismaticX", "name": f"slider{i}", "markerNumbers": [0, 1 + i]} for i in range(n)],
+        "markers": [{"markerType": "BodyRigid", "bodyNumber": 0, "localHT": eye}]
+        + [{"markerType": "BodyRigid", "bodyNumber": 1 + i, "localHT": eye} for i in range(n)],
+        "motions": [dict(motion, name=f"drive{i}", joint=f"slider{i}") for i in range(n)],
+        "simulationSettings": {"timeIntegration": {"endTime": 1.0, "numberOfSteps": 100}},
+    }
+
+
+# about 11,000 cost units and a few tenths of a second of sympy each
+HEAVY = {"motionType": "Custom", "level": "Position",
+         "position": "*".join(f"sin({i}*t + cos(t))" for i in range(1, 13))}
+
+
+@pytest.fixture
+def built(monkeypatch):
+    """The motions whose laws were built (where the expression work is)."""
+    calls = []
+
+    def counting(spec, path, name, budget=None):
+        calls.append(path)
+        return build_motion_law(spec, path, name, budget)
+    monkeypatch.setattr(multibody.model, "build_motion_law", counting)
+    return calls
+
+
+def test_a_joint_with_two_motions_is_an_error_before_any_expression_work(built):
+    doc = sliders(1, HEAVY)
+    doc["motions"] = [dict(HEAVY, name=f"m{i}", joint="slider0") for i in range(15)]
+    doc["motions"][-1]["joint"] = "missing"
+    v = multibody.validate_document(doc)
+    assert not v.ok and built == ["motions[0]"]
+    assert v.problems[0].path == "motions[1].joint" and "already has a motion (motions[0])" in v.problems[0].message
+    assert len(v.problems) == 14
+
+
+def test_motion_and_expression_counts_are_checked_before_any_parse(built):
+    v = multibody.validate_document(sliders(4, HEAVY), ExpressionLimits(max_motions=3, names={
+        "max_motions": "MBSERVE_MAX_MOTIONS"}))
+    assert [(p.path, p.message) for p in v.problems] == [
+        ("motions", "4 motions; the limit is 3 per document (MBSERVE_MAX_MOTIONS)")]
+    two = dict(HEAVY, positionDot="1", positionDotDot="2")
+    v = multibody.validate_document(sliders(2, two), ExpressionLimits(max_expressions=5))
+    assert [(p.path, p.message) for p in v.problems] == [
+        ("motions", "6 motion expressions; the limit is 5 per document (max_expressions)")]
+    assert built == []
+
+
+def test_expression_cost_is_one_budget_per_document_and_stops_early(built):
+    limits = ExpressionLimits(max_cost=30_000, names={"max_cost": "MBSERVE_MAX_EXPRESSION_COST"})
+    v = multibody.validate_document(sliders(15, HEAVY), limits)
+    [problem] = v.problems
+    assert "cost more than 30000 units (MBSERVE_MAX_EXPRESSION_COST" in problem.message
+    assert 2 <= len(built) <= 3 and problem.path == built[-1]  # the work stopped at the motion past the limit
+    assert multibody.validate_document(sliders(2, HEAVY), limits).ok
+
+
+def test_expression_seconds_are_part_of_the_budget(built):
+    v = multibody.validate_document(sliders(15, HEAVY), ExpressionLimits(max_seconds=0.0))
+    [problem] = v.problems
+    assert problem.path == "motions[0]" and "s of CPU to parse, differentiate and compile" in problem.message
+    assert built == ["motions[0]"]
+
+
+# ------------------------------------------------------------------------- evaluated over the time span
+@pytest.mark.parametrize("motion, path, fragment", [
+    ({"level": "Position", "position": "t*1e100*1e100*1e100*1e100"}, "motions[0].position",
+     "beyond the float range"),
+    ({"level": "Position", "position": "sqrt(t - 0.5)"}, "motions[0].position", "position is undefined or not "
+                                                                                 "finite at t = 0 "),
+    ({"level": "Position", "position": "log(t)"}, "motions[0].position", "at t = 0 "),
+    ({"level": "Position", "position": "sqrt(t)"}, "motions[0].position",
+     "positionDot (derived from position) is undefined or not finite at t = 0 "),
+    ({"level": "Velocity", "velocity": "sqrt(0.75 - t)"}, "motions[0].velocity", "at t = 0.76 "),
+    ({"level": "Velocity", "velocity": "exp(1000*t)"}, "motions[0].velocity", "at t = 0.71 "),
+    ({"level": "Acceleration", "acceleration": "1/(t - 0.3)"}, "motions[0].acceleration", "at t = 0.3 "),
+])
+def test_laws_not_finite_within_the_time_span_are_model_errors(motion, path, fragment):
+    v = multibody.validate_document(sliders(1, dict(motion, motionType="Custom")))
+    assert [p.path for p in v.problems] == [path], v.problems
+    assert fragment in v.problems[0].message
+
+
+def test_laws_are_checked_only_within_the_time_span():
+    doc = sliders(1, {"motionType": "Custom", "level": "Position", "position": "sqrt(t - 0.5)"})
+    doc["simulationSettings"]["timeIntegration"].update(startTime=0.5, endTime=1.5)
+    [problem] = multibody.validate_document(doc).problems  # sqrt's derivative at t = 0.5
+    assert problem.path == "motions[0].position" and "positionDot (derived" in problem.message
+    doc["simulationSettings"]["timeIntegration"].update(startTime=0.6)
+    assert multibody.validate_document(doc).ok
+
+
+def test_a_law_of_the_state_undefined_during_the_run_fails_the_job_naming_the_motion():
+    # the law depends on q, so validation cannot evaluate it; the run reaches q = t²/2 > 1
+    doc = sliders(1, {"motionType": "Custom", "level": "Acceleration", "acceleration": "1 + 1e-9*sqrt(1 - q)"})
+    doc["simulationSettings"]["timeIntegration"].update(endTime=2.0, numberOfSteps=200)
+    res = multibody.simulate(doc)
+    assert res.status == "failed" and res.error["code"] == "motion_evaluation"
+    assert "motion 'drive0' acceleration is undefined at t=" in res.error["message"]
+    assert 1.3 < res.error["detail"]["time"] < 1.5  # q = t²/2 passes 1 at t = √2

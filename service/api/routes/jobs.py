@@ -48,7 +48,7 @@ def create_job(body: JobCreate, response: Response, session: SessionDep, setting
                        [{"path": "$", "message": "exactly one of modelId, model is required"}])
     if body.model is not None:
         check_model(body.model, settings, prefix="model")
-        model = jobs.store_model(session, owner, body.model, validated(body.model, "model"))
+        model = jobs.store_model(session, owner, body.model, validated(body.model, settings, "model"))
     else:
         model = owned_model(session, owner, body.modelId)
     overrides = body.simulationSettings
@@ -58,7 +58,7 @@ def create_job(body: JobCreate, response: Response, session: SessionDep, setting
     if overrides:
         doc = multibody.merge_settings(json.loads(model.document), overrides)
         check_model(doc, settings)
-        validated(doc, "")
+        validated(doc, settings, "")
     try:
         job = jobs.create_job(session, owner, model.id, overrides, idempotency_key, request_hash)
     except IntegrityError:  # the same Idempotency-Key raced us

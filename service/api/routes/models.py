@@ -9,7 +9,7 @@ from sqlalchemy import select
 from store.models import Model
 from ...errors import ApiError, join_path, not_found
 from store.jobs import store_model
-from ...limits import check_model
+from ...limits import check_model, expression_limits
 from ...schemas import ERRORS, ModelCreated
 from ..deps import OwnerDep, RateLimited, SessionDep, SettingsDep
 
@@ -22,10 +22,10 @@ def problems_detail(validation, prefix: str = "") -> list[dict]:
             for p in validation.problems]
 
 
-def validated(doc: Any, prefix: str = ""):
+def validated(doc: Any, settings, prefix: str = ""):
     """The core's validation, or 422 `model_invalid` listing every problem with its path."""
     try:
-        validation = multibody.validate_document(doc)
+        validation = multibody.validate_document(doc, expression_limits(settings))
     except Exception as exc:  # the core promises not to raise for bad input; if it does, the input is still bad
         log.exception("validate_document raised for a user document")
         raise ApiError(422, "model_invalid", f"the model could not be read: {type(exc).__name__}: {exc}",
@@ -40,7 +40,7 @@ def validated(doc: Any, prefix: str = ""):
 def create_model(doc: Annotated[dict[str, Any], Body(description="a model document (SPEC section 1)")],
                  response: Response, session: SessionDep, settings: SettingsDep, owner: OwnerDep):
     check_model(doc, settings)
-    validation = validated(doc)
+    validation = validated(doc, settings)
     model = store_model(session, owner, doc, validation)
     response.headers["Location"] = f"/v1/models/{model.id}"
     return ModelCreated(id=model.id, warnings=validation.warnings, summary=validation.summary)
@@ -54,10 +54,11 @@ def owned_model(session, owner: str, model_id: str) -> Model:
 
 
 @router.get("/{model_id}", responses={200: {"content": {"application/json": {}}}})
-def get_model(model_id: str, session: SessionDep, owner: OwnerDep, expanded: bool = False) -> Response:
+def get_model(model_id: str, session: SessionDep, settings: SettingsDep, owner: OwnerDep,
+              expanded: bool = False) -> Response:
     model = owned_model(session, owner, model_id)
     if expanded:
-        expanded_doc = multibody.validate_document(json.loads(model.document)).expanded
+        expanded_doc = multibody.validate_document(json.loads(model.document), expression_limits(settings)).expanded
         if expanded_doc is not None:  # None: no convenience items, the document is its own expansion
             return Response(json.dumps(expanded_doc), media_type="application/json")
     return Response(model.document, media_type="application/json")

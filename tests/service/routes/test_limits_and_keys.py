@@ -139,3 +139,18 @@ def test_expression_nested_too_deeply_is_422_with_its_path(client, mini):
     detail = answer.json()["error"]["detail"]
     assert [d["path"] for d in detail] == ["motions[0].position"], detail
     assert "nested too deeply" in detail[0]["message"]
+
+
+def test_expression_budget_is_422_naming_the_limit_before_the_work_is_done(settings, queued):
+    from tests.multibody.test_motion_laws import HEAVY, sliders
+    heavy = sliders(15, HEAVY)  # ~11,000 cost units per motion
+    with make_client(settings, max_expression_cost=30_000, max_motions=15) as client:
+        answer = client.post("/v1/models", json=heavy)
+        assert answer.status_code == 422
+        [problem] = answer.json()["error"]["detail"]
+        assert "MBSERVE_MAX_EXPRESSION_COST" in problem["message"] and problem["path"] in ("motions[2]", "motions[3]")
+        answer = client.post("/v1/jobs", json={"model": sliders(16, HEAVY)})
+        assert answer.status_code == 422
+        assert answer.json()["error"]["detail"] == [{"path": "model.motions", "item": None, "message":
+                                                     "16 motions; the limit is 15 per document (MBSERVE_MAX_MOTIONS)"}]
+        assert client.post("/v1/models", json=sliders(2, HEAVY)).status_code == 201
