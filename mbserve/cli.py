@@ -119,9 +119,10 @@ def serve(host: Annotated[str, typer.Option(help="interface to listen on")] = "1
 def worker(concurrency: Annotated[Optional[int], typer.Option(help="processes (MBSERVE_WORKER_CONCURRENCY)")] = None,
            loglevel: str = "INFO"):
     """A Celery worker for the distributed setup (MBSERVE_BROKER_URL, MBSERVE_DATABASE_URL)."""
+    from store.queue import WORKER_QUEUES
     from worker.celery_app import app as celery
     settings = _settings()
-    args = ["worker", f"--loglevel={loglevel}", "-Q", "mbserve",
+    args = ["worker", f"--loglevel={loglevel}", "-Q", WORKER_QUEUES,
             f"--concurrency={concurrency or settings.worker_concurrency}"]
     celery.worker_main(args)
 

@@ -11,7 +11,7 @@ from starlette.middleware.gzip import GZipMiddleware
 from store.config import Settings, get_settings
 
 from . import errors
-from .api.routes import health, jobs, models, solution
+from .api.routes import health, jobs, models, solution, sweeps
 from .embedded import EmbeddedWorker
 from .limits import BodyLimit, RateLimiter
 
@@ -22,7 +22,7 @@ def reconcile_loop(settings: Settings, stop: threading.Event) -> None:
     """Re-queue jobs the broker may have lost; the database is the record of every job."""
     from store.db import get_sessionmaker
     from store.jobs import reconcile
-    from store.queue import dispatch
+    from store.sweeps import dispatch
     Session = get_sessionmaker(settings.database)
     while not stop.wait(settings.reconcile_seconds):
         try:
@@ -47,8 +47,9 @@ def _openapi(app: FastAPI) -> dict:
     components.update(model.pop("$defs", {}), ModelDocument=model)
     ref = {"$ref": "#/components/schemas/ModelDocument"}
     schema["paths"]["/v1/models"]["post"]["requestBody"]["content"]["application/json"]["schema"] = ref
-    components["JobCreate"]["properties"]["model"] = {"anyOf": [ref, {"type": "null"}],
-                                                      "description": "or the model document itself"}
+    for body in ("JobCreate", "SweepCreate"):
+        components[body]["properties"]["model"] = {"anyOf": [ref, {"type": "null"}],
+                                                   "description": "or the model document itself"}
     app.openapi_schema = schema
     return schema
 
@@ -81,7 +82,7 @@ def create_app(settings: Settings | None = None, embedded_worker: bool = False) 
     app.state.rate_limiter = RateLimiter(settings.rate_limit_per_minute)
     app.openapi = lambda: app.openapi_schema or _openapi(app)
     errors.install(app)
-    for module in (models, jobs, solution, health):
+    for module in (models, jobs, solution, sweeps, health):
         app.include_router(module.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
     # results and sensors are streamed: Starlette compresses chunk by chunk (never event streams)

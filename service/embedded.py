@@ -10,6 +10,7 @@ import sys
 import threading
 
 from store.config import Settings
+from store.queue import WORKER_QUEUES
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +24,7 @@ def _die_with_parent() -> None:
 class EmbeddedWorker:
     def __init__(self, settings: Settings):
         self.command = [sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker", "--loglevel=WARNING",
-                        "-Q", "mbserve", f"--concurrency={settings.worker_concurrency}",
+                        "-Q", WORKER_QUEUES, f"--concurrency={settings.worker_concurrency}",
                         "--without-gossip", "--without-mingle", "--without-heartbeat"]
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True, name="embedded-worker")

@@ -5,6 +5,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from store.design import SweepSpec
+
 ModelDocument = dict[str, Any]  # validated by multibody.validate_document, problems reported with paths
 
 
@@ -74,3 +76,32 @@ class JobList(BaseModel):
 
 
 ERRORS = {code: {"model": ErrorResponse} for code in (401, 404, 409, 413, 422, 429, 503)}
+
+
+class SweepCreate(SweepSpec):
+    """A sweep (SPEC section 3): over a stored model or one given inline."""
+    modelId: str | None = Field(None, description="a stored model (POST /v1/models)")
+    model: ModelDocument | None = Field(None, description="or the model document itself")
+
+
+class SweepStatus(BaseModel):
+    id: str
+    status: Literal["queued", "running", "finished", "canceled"]
+    total: int = Field(description="variations")
+    queued: int
+    running: int
+    done: int = Field(description="variations that succeeded")
+    failed: int
+    canceled: int
+    progress: float = Field(description="finished variations (done, failed or canceled) / total")
+    modelId: str
+    design: str
+    seed: int | None = Field(description="the seed of a random or latinHypercube design (chosen when not given)")
+    createdAt: str
+    links: dict[str, str]
+
+
+class SweepTable(BaseModel):
+    columns: list[str] = Field(description="index, the parameters' paths, the outputs' names, jobId, status")
+    rows: list[list[Any]] = Field(description="one per variation in design order; outputs null until it succeeded")
+    outputErrors: list[dict[str, Any]] = Field(description="outputs that could not be computed: index, output, message")

@@ -47,6 +47,13 @@ class Settings(BaseSettings):
     rate_limit_per_minute: int = 600  # POST requests per key (or client) and minute
     max_list_limit: int = 200
 
+    # sweeps: variations are sent in batches of sweep_batch_size jobs (one task runs them all); each
+    # sweep keeps sweep_batches_queued batches in the broker, so sweeps take turns on the workers
+    sweep_batch_size: int = 8
+    sweep_batches_queued: int = 4
+    max_sweep_variations: int = 10_000  # per sweep
+    max_owner_sweep_variations: int = 50_000  # queued or running, over all sweeps of one owner
+
     @property
     def database(self) -> str:
         return self.database_url or f"sqlite:///{self.data_dir.resolve() / 'mbserve.sqlite3'}"

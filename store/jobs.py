@@ -14,12 +14,12 @@ import secrets
 import time
 from datetime import datetime, timedelta
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import and_, exists, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from .config import Settings
-from .models import Job, Model, Result, utcnow
+from .models import Job, Model, Result, SweepVariation, utcnow
 
 FINISHED = ("succeeded", "failed", "canceled")
 
@@ -33,14 +33,21 @@ def content_hash(doc) -> str:
     return hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
+def new_model(owner: str, doc: dict, validation) -> Model:
+    """The model row of this owner and content (not added): its id is derived from both."""
+    digest = content_hash(doc)
+    return Model(id=hashlib.sha256(f"{owner}\0{digest}".encode()).hexdigest()[:32], owner=owner,
+                 content_hash=digest, document=json.dumps(doc), summary=validation.summary,
+                 warnings=validation.warnings)
+
+
 def store_model(session: Session, owner: str, doc: dict, validation) -> Model:
     """The model for this owner and content; the same document twice is one model."""
-    digest = content_hash(doc)
-    model_id = hashlib.sha256(f"{owner}\0{digest}".encode()).hexdigest()[:32]
+    fresh = new_model(owner, doc, validation)
+    model_id = fresh.id
     model = session.get(Model, model_id)
     if model is None:
-        model = Model(id=model_id, owner=owner, content_hash=digest, document=json.dumps(doc),
-                      summary=validation.summary, warnings=validation.warnings)
+        model = fresh
         session.add(model)
         try:
             session.commit()
@@ -104,9 +111,9 @@ def heartbeat(session: Session, job_id: str, token: str, lease_seconds: float, p
 
 
 def finish(session: Session, job_id: str, token: str, status: str, *, error: dict | None = None,
-           result: Result | None = None) -> bool:
-    """Final status and results in one transaction; False (nothing stored) when the job is no
-    longer ours."""
+           result: Result | None = None, sweep_outputs: dict | None = None) -> bool:
+    """Final status and results (and a sweep variation's outputs) in one transaction; False
+    (nothing stored) when the job is no longer ours."""
     values = dict(status=status, finished_at=utcnow(), error=error, lease_expires_at=None)
     if status == "succeeded":
         values["progress"] = 1.0
@@ -117,6 +124,8 @@ def finish(session: Session, job_id: str, token: str, status: str, *, error: dic
         return False
     if result is not None:
         session.add(result)
+    if sweep_outputs is not None:
+        session.execute(update(SweepVariation).where(SweepVariation.job_id == job_id).values(outputs=sweep_outputs))
     session.commit()
     return True
 
@@ -132,7 +141,8 @@ def cancel(session: Session, job: Job) -> bool:
 
 def reconcile(session: Session, settings: Settings) -> list[str]:
     """Jobs the broker may have lost: queued and never or long ago sent, or running with an
-    expired lease (the worker died). Jobs that used up their attempts fail with `worker_lost`."""
+    expired lease (the worker died). Jobs that used up their attempts fail with `worker_lost`.
+    The caller sends them with store.sweeps.dispatch (a sweep's variations go as batches)."""
     now = utcnow()
     expired = and_(Job.status == "running", Job.lease_expires_at < now)
     session.execute(update(Job).where(expired, Job.attempts >= settings.max_attempts).values(
@@ -142,8 +152,10 @@ def reconcile(session: Session, settings: Settings) -> list[str]:
     session.commit()
     stale = now - timedelta(seconds=settings.requeue_after_seconds)
     unsent = now - timedelta(seconds=min(5.0, settings.requeue_after_seconds))
+    # a sweep's variations wait unsent (dispatched_at NULL) until their batch's turn (store.sweeps)
+    unsent_single = ~exists().where(SweepVariation.job_id == Job.id)
     rows = session.scalars(select(Job.id).where(or_(
-        and_(Job.status == "queued", Job.dispatched_at.is_(None), Job.created_at < unsent),
+        and_(Job.status == "queued", Job.dispatched_at.is_(None), Job.created_at < unsent, unsent_single),
         and_(Job.status == "queued", Job.dispatched_at < stale),
         and_(expired, or_(Job.dispatched_at.is_(None), Job.dispatched_at < now - timedelta(
             seconds=settings.lease_seconds))),

@@ -95,3 +95,31 @@ class ApiKey(Base):
     secret_hash: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     revoked_at: Mapped[datetime | None]
+
+
+class Sweep(Base):
+    """A parameter sweep: its variations are ordinary jobs (sweep_variations), sent to the broker
+    a batch at a time in design order; `sent` counts the variations sent so far."""
+    __tablename__ = "sweeps"
+    __table_args__ = (Index("ix_sweeps_owner_id", "owner", "id"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    owner: Mapped[str] = mapped_column(String(64))
+    model_id: Mapped[str] = mapped_column(ForeignKey("models.id"))
+    spec: Mapped[dict[str, Any]]  # store.design.SweepSpec, with the seed used
+    columns: Mapped[list] = mapped_column(JSONType)  # the parameters' paths as given, in order
+    total: Mapped[int] = mapped_column(Integer)
+    sent: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    canceled_at: Mapped[datetime | None]
+
+
+class SweepVariation(Base):
+    __tablename__ = "sweep_variations"
+
+    sweep_id: Mapped[str] = mapped_column(ForeignKey("sweeps.id"), primary_key=True)
+    index: Mapped[int] = mapped_column(Integer, primary_key=True)  # design order
+    job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id"), unique=True)
+    values: Mapped[list] = mapped_column(JSONType)
+    # {"values": {name: number | null}, "errors": {name: message}}, stored with the job's result
+    outputs: Mapped[dict[str, Any] | None]

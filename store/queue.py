@@ -16,6 +16,9 @@ from .models import Job
 log = logging.getLogger(__name__)
 
 RUN_JOB = "mbserve.run_job"
+JOB_QUEUE = "mbserve"
+SWEEP_QUEUE = "mbserve.sweeps"  # batches of sweep variations (store.sweeps), apart from single jobs
+WORKER_QUEUES = f"{JOB_QUEUE},{SWEEP_QUEUE}"  # a worker takes from both in turn (kombu's round robin)
 
 
 @lru_cache
@@ -38,7 +41,7 @@ def get_celery(settings: Settings) -> Celery:
         # the job is recorded before it is queued: fail fast, the reconciler sends it again
         task_publish_retry_policy={"max_retries": 2, "interval_start": 0.1, "interval_step": 0.2},
         broker_connection_timeout=3,
-        task_default_queue="mbserve",
+        task_default_queue=JOB_QUEUE,
     )
     app.settings = settings
     return app

@@ -14,9 +14,9 @@ from celery.exceptions import SoftTimeLimitExceeded
 import multibody
 import multibody.model  # noqa: F401  the core imports these lazily: load them before the pool
 import multibody.solvers  # noqa: F401  forks, so that no job pays for the imports
-from store import jobs
+from store import design, jobs, sweeps
 from store.config import Settings
-from store.models import Model, Result
+from store.models import Model, Result, Sweep
 from store.db import get_sessionmaker
 from store.results import remove_other_attempts, write_results
 
@@ -47,9 +47,10 @@ class _Watch(threading.Thread):
                 log.warning("heartbeat of job %s failed: %s", self.job_id, exc)
 
 
-def execute(settings: Settings, job_id: str) -> str:
+def execute(settings: Settings, job_id: str, outputs: list[design.Output] | None = None) -> str:
     """Returns what happened: the final status, 'skipped' when the job was not ours to run, or
-    'abandoned' when it was canceled or taken over while it ran."""
+    'abandoned' when it was canceled or taken over while it ran. With `outputs` (a sweep
+    variation), their values are stored with the result."""
     Session = get_sessionmaker(settings.database)
     with Session() as session:
         claimed = jobs.claim(session, job_id, settings.lease_seconds)
@@ -72,7 +73,7 @@ def execute(settings: Settings, job_id: str) -> str:
         watch.progress = float(fraction)
 
     watch.start()
-    error = result = None
+    error = result = reduced = None
     try:
         results = multibody.simulate(doc, progress=progress, cancel=cancel)
         size = sum(s.data.nbytes for s in results.sensors.values()) \
@@ -85,6 +86,8 @@ def execute(settings: Settings, job_id: str) -> str:
             rel, head, sensors = write_results(settings.results, job_id, token, results)
             result = Result(job_id=job_id, head=head, sensors=sensors, path=rel)
             status, error = results.status, results.error
+            if outputs is not None and status == "succeeded":
+                reduced = design.outputs(outputs, results.sensors)
     except (multibody.SimulationCanceled, SoftTimeLimitExceeded):
         if watch.lost.is_set() and not timed_out:
             return "abandoned"
@@ -102,10 +105,23 @@ def execute(settings: Settings, job_id: str) -> str:
         watch.join()
 
     with Session() as session:
-        stored = jobs.finish(session, job_id, token, status, error=error, result=result)
+        stored = jobs.finish(session, job_id, token, status, error=error, result=result, sweep_outputs=reduced)
     if stored:
         remove_other_attempts(settings.results, job_id, result.path if result else None)
         return status
     if result is not None and result.path:  # canceled or taken over meanwhile: drop only our file
         (settings.results / result.path).unlink(missing_ok=True)
     return "abandoned"
+
+
+def execute_batch(settings: Settings, sweep_id: str, job_ids: list[str]) -> list[str]:
+    """Run a batch of a sweep's variations in turn (what each returned, as `execute`). The
+    sweep's next batch is sent first, so that other workers can start on it meanwhile."""
+    Session = get_sessionmaker(settings.database)
+    with Session() as session:
+        sweep = session.get(Sweep, sweep_id)
+        if sweep is None:
+            return ["skipped"] * len(job_ids)
+        outputs = design.SweepSpec.model_validate(sweep.spec).outputs
+        sweeps.send_next(settings, session, sweep_id)
+    return [execute(settings, job_id, outputs) for job_id in job_ids]

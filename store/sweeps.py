@@ -1,0 +1,174 @@
+"""Sweeps in the database: every variation is an ordinary job of the caller (its own stored model),
+listed in design order in sweep_variations. The variations go to the broker a batch at a time:
+one message (RUN_BATCH, on SWEEP_QUEUE) names a batch of jobs that one worker task runs in turn,
+each with the usual claim, lease and single stored result (worker.runner.execute).
+
+Each sweep keeps `sweep_batches_queued` batches in the broker: creating it sends that many, and
+every batch that starts sends the next one. So a sweep never floods the queue, sweeps of several
+owners take turns, and any number of workers can run batches of one sweep at once. Single jobs
+have their own queue, which the workers read alternately with this one.
+"""
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+from . import queue
+from .config import Settings
+from .design import SweepSpec
+from .jobs import new_job_id, new_model
+from .models import Job, Model, Sweep, SweepVariation, utcnow
+
+log = logging.getLogger(__name__)
+
+RUN_BATCH = "mbserve.run_sweep_batch"
+STATUSES = ("queued", "running", "succeeded", "failed", "canceled")
+
+
+def unfinished_variations(session: Session, owner: str) -> int:
+    """The owner's sweep variations still queued or running (the per-owner limit)."""
+    return session.scalar(select(func.count()).select_from(SweepVariation).join(Job, Job.id == SweepVariation.job_id)
+                          .where(Job.owner == owner, Job.status.in_(("queued", "running")))) or 0
+
+
+def create_sweep(session: Session, owner: str, base: Model, spec: SweepSpec, columns: list[str],
+                 rows: list[tuple], variations: list[tuple[dict, object]]) -> Sweep:
+    """The sweep, one model per distinct variation document, one queued (unsent) job and one
+    sweep_variations row per variation, in one transaction. `variations`: (document, validation)."""
+    sweep = Sweep(id=new_job_id(), owner=owner, model_id=base.id, spec=spec.model_dump(mode="json"),
+                  columns=columns, total=len(rows), sent=0)
+    session.add(sweep)
+    models, model_ids = {}, []
+    for doc, validation in variations:
+        model = new_model(owner, doc, validation)
+        models.setdefault(model.id, model)
+        model_ids.append(model.id)
+    ids = list(models)
+    stored = set()
+    for k in range(0, len(ids), 1000):
+        stored.update(session.scalars(select(Model.id).where(Model.id.in_(ids[k:k + 1000]))).all())
+    session.add_all(m for i, m in models.items() if i not in stored)
+    session.flush()  # the sweep and models before the rows that refer to them
+    jobs, links = [], []
+    for index, (model_id, values) in enumerate(zip(model_ids, rows)):
+        job = Job(id=new_job_id(), owner=owner, model_id=model_id,
+                  settings_overrides=None, status="queued", progress=0.0, attempts=0, dispatched_at=None)
+        jobs.append(job)
+        links.append(SweepVariation(sweep_id=sweep.id, index=index, job_id=job.id, values=list(values)))
+    session.add_all(jobs)
+    session.flush()
+    session.add_all(links)
+    session.commit()
+    return sweep
+
+
+def send_batch(settings: Settings, sweep_id: str, job_ids: list[str]) -> None:
+    """One batch message. A failure is logged: the jobs are recorded as sent, so the reconciler
+    sends them again after `requeue_after_seconds`."""
+    try:
+        queue.get_celery(settings).send_task(RUN_BATCH, args=[sweep_id, job_ids], queue=queue.SWEEP_QUEUE)
+    except Exception as exc:
+        log.warning("could not queue a batch of sweep %s (the reconciler will retry): %s", sweep_id, exc)
+
+
+def send_next(settings: Settings, session: Session, sweep_id: str) -> bool:
+    """Send the sweep's next batch in design order; False when nothing is left to send (or it was
+    canceled). Concurrent callers take disjoint batches (compare-and-set on `sent`)."""
+    for _ in range(10):
+        sweep = session.get(Sweep, sweep_id, populate_existing=True)
+        if sweep is None or sweep.canceled_at is not None or sweep.sent >= sweep.total:
+            session.rollback()
+            return False
+        start, stop = sweep.sent, min(sweep.sent + settings.sweep_batch_size, sweep.total)
+        taken = session.execute(update(Sweep).where(Sweep.id == sweep_id, Sweep.sent == start).values(sent=stop))
+        if taken.rowcount == 1:
+            break
+        session.rollback()
+    else:
+        return False
+    ids = list(session.scalars(select(SweepVariation.job_id).where(
+        SweepVariation.sweep_id == sweep_id, SweepVariation.index >= start, SweepVariation.index < stop)
+        .order_by(SweepVariation.index)).all())
+    session.execute(update(Job).where(Job.id.in_(ids), Job.status == "queued").values(dispatched_at=utcnow()))
+    session.commit()
+    send_batch(settings, sweep_id, ids)
+    return True
+
+
+def start(settings: Settings, session: Session, sweep: Sweep) -> None:
+    for _ in range(settings.sweep_batches_queued):
+        if not send_next(settings, session, sweep.id):
+            break
+
+
+def dispatch(settings: Settings, session: Session, job_ids: list[str]) -> None:
+    """Send jobs again (the reconciler): a sweep's variations as batches of their sweep, other
+    jobs with store.queue.dispatch."""
+    in_sweeps: dict[str, list[str]] = defaultdict(list)
+    for k in range(0, len(job_ids), 1000):
+        for job_id, sweep_id in session.execute(select(SweepVariation.job_id, SweepVariation.sweep_id).where(
+                SweepVariation.job_id.in_(job_ids[k:k + 1000]))).all():
+            in_sweeps[sweep_id].append(job_id)
+    taken = {j for ids in in_sweeps.values() for j in ids}
+    singles = [j for j in job_ids if j not in taken]
+    if singles:
+        queue.dispatch(settings, session, singles)
+    for sweep_id, ids in in_sweeps.items():
+        for k in range(0, len(ids), settings.sweep_batch_size):
+            send_batch(settings, sweep_id, ids[k:k + settings.sweep_batch_size])
+
+
+def counts(session: Session, sweep_id: str) -> dict[str, int]:
+    found = dict(session.execute(select(Job.status, func.count()).join(SweepVariation, SweepVariation.job_id == Job.id)
+                                 .where(SweepVariation.sweep_id == sweep_id).group_by(Job.status)).all())
+    return {s: found.get(s, 0) for s in STATUSES}
+
+
+def status_document(session: Session, sweep: Sweep) -> dict:
+    n = counts(session, sweep.id)
+    ended = n["succeeded"] + n["failed"] + n["canceled"]
+    if sweep.canceled_at is not None:
+        status = "canceled"
+    elif ended == sweep.total:
+        status = "finished"
+    else:
+        status = "running" if ended or n["running"] else "queued"
+    base = f"/v1/sweeps/{sweep.id}"
+    return {"id": sweep.id, "status": status, "total": sweep.total, "queued": n["queued"], "running": n["running"],
+            "done": n["succeeded"], "failed": n["failed"], "canceled": n["canceled"],
+            "progress": ended / sweep.total if sweep.total else 1.0, "modelId": sweep.model_id,
+            "design": sweep.spec["design"], "seed": sweep.spec.get("seed"),
+            "createdAt": sweep.created_at.isoformat().replace("+00:00", "Z"),
+            "links": {"self": base, "table": f"{base}/table", "model": f"/v1/models/{sweep.model_id}"}}
+
+
+def table(session: Session, sweep: Sweep) -> tuple[list[str], list[list], list[dict]]:
+    """(columns, rows in design order, output errors). A row: index, the parameter values, the
+    outputs (None until the variation has succeeded), job id, job status."""
+    names = [o["name"] for o in sweep.spec.get("outputs", [])]
+    columns = ["index", *sweep.columns, *names, "jobId", "status"]
+    rows, errors = [], []
+    for index, values, outputs, job_id, status in session.execute(
+            select(SweepVariation.index, SweepVariation.values, SweepVariation.outputs, SweepVariation.job_id,
+                   Job.status).join(Job, Job.id == SweepVariation.job_id)
+            .where(SweepVariation.sweep_id == sweep.id).order_by(SweepVariation.index)):
+        got = (outputs or {}).get("values", {}) if status == "succeeded" else {}
+        rows.append([index, *values, *(got.get(name) for name in names), job_id, status])
+        errors.extend({"index": index, "output": name, "message": message}
+                      for name, message in ((outputs or {}).get("errors") or {}).items())
+    return columns, rows, errors
+
+
+def cancel(session: Session, sweep: Sweep) -> None:
+    """No further batches, and every variation not yet finished canceled (a running one stops at
+    its worker's next heartbeat)."""
+    now = utcnow()
+    session.execute(update(Sweep).where(Sweep.id == sweep.id, Sweep.canceled_at.is_(None)).values(canceled_at=now))
+    mine = select(SweepVariation.job_id).where(SweepVariation.sweep_id == sweep.id)
+    session.execute(update(Job).where(Job.id.in_(mine), Job.status.in_(("queued", "running")))
+                    .values(status="canceled", finished_at=now, lease_expires_at=None))
+    session.commit()
+    session.refresh(sweep)

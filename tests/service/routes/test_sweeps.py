@@ -1,0 +1,176 @@
+"""POST/GET/DELETE /v1/sweeps with the worker's own code and no broker: batches are captured
+and run in this process (worker.runner.execute_batch)."""
+import csv
+import io
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from mbserve.cli import app as cli
+from tests.conftest import example
+from tests.support import same_document
+
+GRID = {"parameters": [{"path": "objects[spring].stiffness", "values": [50, 100, 200, 400]},
+                       {"path": "objects[spring].damping", "range": {"start": 0.5, "stop": 2.5, "num": 5}}],
+        "design": "grid",
+        "outputs": [{"name": "xEnd", "sensor": "block_position", "column": "PositionX", "reduce": "last"},
+                    {"name": "xMin", "sensor": "block_position", "column": "PositionX", "reduce": "min"},
+                    {"name": "fMax", "sensor": "spring_force", "column": "ForceX", "reduce": "absMax"},
+                    {"name": "fRms", "sensor": "spring_force", "column": "ForceX", "reduce": "rms"},
+                    {"name": "xMean", "sensor": "block_position", "column": "PositionX", "reduce": "mean"},
+                    {"name": "xAt", "sensor": "block_position", "column": "PositionX", "reduce": {"at": 0.5005}}]}
+
+
+@pytest.fixture
+def batches(monkeypatch):
+    from store import sweeps
+    sent: list[tuple[str, list[str]]] = []
+    monkeypatch.setattr(sweeps, "send_batch", lambda settings, sweep_id, ids: sent.append((sweep_id, ids)))
+    return sent
+
+
+@pytest.fixture
+def run_batches(settings, batches):
+    """Run the captured batches (and the ones they send) until none is left; [(size, outcomes)]."""
+    from worker.runner import execute_batch
+
+    def run(limit: int | None = None) -> list[tuple[int, list[str]]]:
+        done = []
+        while batches and (limit is None or len(done) < limit):
+            sweep_id, ids = batches.pop(0)
+            done.append((len(ids), execute_batch(settings, sweep_id, ids)))
+        return done
+    return run
+
+
+def post(client, body, status=202):
+    answer = client.post("/v1/sweeps", json=body)
+    assert answer.status_code == status, answer.text
+    return answer
+
+
+def test_a_4x5_grid_each_row_is_mbserve_run_of_its_variation_bit_for_bit(client, settings, batches, run_batches,
+                                                                          tmp_path):
+    from store import design
+    model = example("spring_slider")
+    answer = post(client, {"model": model, **GRID})
+    sweep = answer.json()
+    assert answer.headers["location"] == f"/v1/sweeps/{sweep['id']}"
+    assert (sweep["status"], sweep["total"], sweep["queued"], sweep["progress"]) == ("queued", 20, 20, 0.0)
+    assert [len(ids) for _, ids in batches] == [8, 8, 4]  # batches of sweep_batch_size, not 20 messages
+    ran = run_batches()
+    assert sum(n for n, _ in ran) == 20 and all(n <= settings.sweep_batch_size for n, _ in ran)
+    assert [o for _, outcomes in ran for o in outcomes] == ["succeeded"] * 20
+    status = client.get(f"/v1/sweeps/{sweep['id']}").json()
+    assert (status["status"], status["done"], status["failed"], status["progress"]) == ("finished", 20, 0, 1.0)
+
+    table = client.get(f"/v1/sweeps/{sweep['id']}/table").json()
+    names = [o["name"] for o in GRID["outputs"]]
+    assert table["columns"] == ["index", "objects[spring].stiffness", "objects[spring].damping", *names,
+                                "jobId", "status"]
+    dampings = [0.5, 1.0, 1.5, 2.0, 2.5]
+    assert [(r[1], r[2]) for r in table["rows"]] == [(k, d) for k in [50, 100, 200, 400] for d in dampings]
+    spec = design.SweepSpec.model_validate(GRID)
+    for index, k, d, *outputs, job_id, status in table["rows"]:
+        doc = json.loads(json.dumps(model))
+        doc["objects"][3]["stiffness"], doc["objects"][3]["damping"] = k, d
+        path = tmp_path / f"v{index}.json"
+        path.write_text(json.dumps(doc))
+        run = CliRunner().invoke(cli, ["run", str(path), "-o", str(tmp_path / f"r{index}.json")])
+        assert run.exit_code == 0, run.output
+        expected = json.loads((tmp_path / f"r{index}.json").read_text())
+        served = client.get(f"/v1/jobs/{job_id}/results").text  # an ordinary job of the caller
+        assert status == "succeeded" and same_document(served, expected)
+        sensors = {name: type("S", (), {"columns": s["columns"], "data": s["data"]})
+                   for name, s in expected["sensors"].items()}
+        assert outputs == list(design.outputs(spec.outputs, sensors)["values"].values())
+    assert table["rows"][0][3] == pytest.approx(0.0, abs=0.1) and table["outputErrors"] == []
+
+    text = client.get(f"/v1/sweeps/{sweep['id']}/table", params={"format": "csv"}).text
+    rows = list(csv.reader(io.StringIO(text)))
+    assert rows[0] == table["columns"] and len(rows) == 21
+    assert [float(v) for v in rows[7][1:3 + len(names)]] == table["rows"][6][1:3 + len(names)]  # lossless
+
+
+def test_the_table_while_running_has_empty_outputs_for_unfinished_rows(client, batches, run_batches, settings):
+    model = example("spring_slider")
+    model["simulationSettings"]["timeIntegration"]["numberOfSteps"] = 200
+    sweep = post(client, {"model": model, **GRID}).json()
+    run_batches(limit=1)
+    table = client.get(f"/v1/sweeps/{sweep['id']}/table").json()
+    n = settings.sweep_batch_size
+    assert [r[-1] for r in table["rows"]] == ["succeeded"] * n + ["queued"] * (20 - n)
+    assert all(v is not None for r in table["rows"][:n] for v in r[3:-2])
+    assert all(v is None for r in table["rows"][n:] for v in r[3:-2])
+    csv_rows = list(csv.reader(io.StringIO(client.get(f"/v1/sweeps/{sweep['id']}/table?format=csv").text)))
+    assert csv_rows[-1][3:-2] == [""] * len(GRID["outputs"])
+    status = client.get(f"/v1/sweeps/{sweep['id']}").json()
+    assert (status["status"], status["done"], status["queued"], status["progress"]) == ("running", n, 20 - n, n / 20)
+
+
+def test_a_bad_path_is_422_naming_the_parameter(client, batches):
+    body = {"model": example("spring_slider"), **GRID,
+            "parameters": [GRID["parameters"][0], {"path": "objects[dashpot].damping", "values": [1]}]}
+    error = post(client, body, 422).json()["error"]
+    assert error["code"] == "sweep_invalid"
+    assert [(p["path"], "dashpot" in p["message"]) for p in error["detail"]] == [("parameters[1].path", True)]
+    assert batches == [] and client.get("/v1/jobs").json()["items"] == []
+
+
+def test_an_invalid_variation_is_422_naming_the_variation_and_the_path(client, batches):
+    body = {"model": example("spring_slider"), "design": "zip",
+            "parameters": [{"path": "objects[spring].stiffness", "values": [100, "stiff", 300]},
+                           {"path": "objects[spring].markerNumbers", "values": [[2, 3], [2, 3], [2, 99]]}]}
+    error = post(client, body, 422).json()["error"]
+    assert error["code"] == "sweep_invalid" and "2 of 3 variations" in error["message"]
+    found = {(p["variation"], p["path"]) for p in error["detail"]}
+    assert (1, "variations[1].objects[3].stiffness") in found
+    assert any(v == 2 and path.startswith("variations[2].objects[3].markerNumbers") for v, path in found), found
+    assert all(p["variation"] in (1, 2) for p in error["detail"])
+    assert "objects[spring].stiffness = \"stiff\"" in next(p for p in error["detail"] if p["variation"] == 1)["message"]
+    assert batches == [] and client.get("/v1/jobs").json()["items"] == []  # nothing was queued
+
+
+def test_limits_per_sweep_and_per_owner_are_checked_first(batches, settings):
+    from fastapi.testclient import TestClient
+
+    from service.app import create_app
+    client = TestClient(create_app(settings.model_copy(update={"max_owner_sweep_variations": 40})))
+    body = {"model": example("spring_slider"), "design": "latinHypercube", "samples": 10_001, "seed": 1,
+            "parameters": [{"path": "objects[spring].stiffness", "range": {"start": 1, "stop": 2}}]}
+    error = post(client, body, 422).json()["error"]
+    assert error["code"] == "limit_exceeded" and "MBSERVE_MAX_SWEEP_VARIATIONS" in error["detail"][0]["message"]
+    body["samples"] = 30
+    first = post(client, body).json()
+    assert first["seed"] == 1 and first["total"] == 30
+    error = post(client, body, 422).json()["error"]
+    assert "MBSERVE_MAX_OWNER_SWEEP_VARIATIONS" in error["detail"][0]["message"]
+    client.delete(f"/v1/sweeps/{first['id']}")
+    assert post(client, body).json()["total"] == 30  # canceled variations no longer count
+
+
+def test_a_stored_model_and_a_chosen_seed_reported(client, batches):
+    model_id = client.post("/v1/models", json=example("spring_slider")).json()["id"]
+    body = {"modelId": model_id, "design": "random", "samples": 5,
+            "parameters": [{"path": "objects[spring].stiffness", "range": {"start": 10, "stop": 20}}]}
+    sweep = post(client, body).json()
+    assert sweep["modelId"] == model_id and isinstance(sweep["seed"], int)
+    again = post(client, {**body, "seed": sweep["seed"]}).json()
+    table = lambda s: [r[1] for r in client.get(f"/v1/sweeps/{s['id']}/table").json()["rows"]]
+    assert table(again) == table(sweep) and all(10 <= k <= 20 for k in table(sweep))
+    assert client.get("/v1/sweeps/nope").status_code == 404
+    assert post(client, {"model": example("spring_slider"), "modelId": model_id, **body}, 422)
+
+
+def test_cancel_mid_sweep(client, batches, run_batches):
+    sweep = post(client, {"model": example("spring_slider"), **GRID}).json()
+    run_batches(limit=1)
+    canceled = client.delete(f"/v1/sweeps/{sweep['id']}").json()
+    assert (canceled["status"], canceled["done"], canceled["canceled"], canceled["queued"]) == ("canceled", 8, 12, 0)
+    outcomes = [o for _, out in run_batches() for o in out]
+    assert set(outcomes) == {"skipped"}  # the batches still queued find their jobs canceled
+    rows = client.get(f"/v1/sweeps/{sweep['id']}/table").json()["rows"]
+    assert [r[-1] for r in rows] == ["succeeded"] * 8 + ["canceled"] * 12
+    job = client.get(f"/v1/jobs/{rows[-1][-2]}").json()
+    assert job["status"] == "canceled"
