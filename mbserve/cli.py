@@ -167,6 +167,40 @@ def submit(model: ModelFile,
         _fail(f"error: {exc}", 3)
 
 
+@app.command()
+def sweep(sweep_file: Annotated[Path, typer.Argument(help="a sweep document (JSON, SPEC section 3); its "
+                                                    "`model` may be a path relative to it", exists=True,
+                                                    dir_okay=False)],
+          url: Annotated[str, typer.Option(envvar="MBSERVE_URL", help="the service, e.g. http://127.0.0.1:8000")],
+          wait: Annotated[bool, typer.Option("--wait", help="wait for every variation and fetch the table")] = False,
+          output: Annotated[Optional[Path], typer.Option("-o", "--output", help="write the table (CSV) here "
+                                                         "instead of stdout")] = None,
+          api_key: Annotated[Optional[str], typer.Option(envvar="MBSERVE_API_KEY",
+                                                         help="API key (`mbserve keys create`)")] = None):
+    """Submit a parameter sweep; with --wait, show progress and write the table as CSV.
+
+    Exit codes: 0 every variation succeeded (or submitted), 1 some failed or were canceled, or the
+    service refused, 2 invalid sweep or model, 3 no service at the URL."""
+    from .client import ApiError, Client, ClientError, InvalidRequest
+    try:
+        with Client(url, api_key=api_key) as client:
+            submitted = client.sweep(sweep_file)
+            if not wait:
+                typer.echo(json.dumps(submitted.document))
+                return
+            final = submitted.wait(progress=True)
+            _write(submitted.csv().rstrip("\n"), output)
+            if final["done"] != final["total"]:
+                _fail(f"sweep {submitted.id}: {final['done']} of {final['total']} variations succeeded, "
+                      f"{final['failed']} failed, {final['canceled']} canceled", 1)
+    except InvalidRequest as exc:
+        _fail(f"rejected: {exc}", 2, exc.problems)
+    except ApiError as exc:
+        _fail(f"error: {exc}", 1, exc.problems)
+    except ClientError as exc:
+        _fail(f"error: {exc}", 3)
+
+
 def _fail(message: str, code: int, problems=()) -> None:
     typer.echo(message, err=True)
     for problem in problems:

@@ -99,6 +99,15 @@ def results_from_document(doc: dict) -> Results:
                    error=doc.get("error"))
 
 
+def _read_json(path: Path):
+    try:
+        return json.loads(path.read_text())
+    except OSError as exc:
+        raise ClientError(f"{path}: {exc.strerror or exc}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ClientError(f"{path}: not a JSON document: {exc}") from None
+
+
 class Client:
     """A connection to a service at `url` ("http://host:port"), with an optional API key."""
 
@@ -133,13 +142,7 @@ class Client:
         """Submit a model (a document, or the path of a JSON file) as a job. Keyword arguments are
         simulationSettings overrides in Exudyn's nested names, e.g. timeIntegration={"endTime": 2}."""
         if isinstance(model, (str, Path)):
-            path = Path(model)
-            try:
-                model = json.loads(path.read_text())
-            except OSError as exc:
-                raise ClientError(f"{path}: {exc.strerror or exc}") from None
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                raise ClientError(f"{path}: not a JSON document: {exc}") from None
+            model = _read_json(Path(model))
         body: dict[str, Any] = {"model": model}
         if overrides:
             body["simulationSettings"] = overrides
@@ -148,6 +151,22 @@ class Client:
     def job(self, job_id: str) -> Job:
         """An existing job by its id."""
         return Job(self, self.request("GET", f"/v1/jobs/{job_id}").json())
+
+    def sweep(self, sweep: dict | str | Path, model: dict | str | Path | None = None) -> Sweep:
+        """Submit a parameter sweep (SPEC section 3): a sweep document, or the path of a JSON file.
+        Its model is `model` (a document or a path) when given, else the document's `model` or
+        `modelId`; a `model` that is a string is a path, relative to the sweep file."""
+        base = Path(".")
+        if isinstance(sweep, (str, Path)):
+            base = Path(sweep).parent
+            sweep = _read_json(Path(sweep))
+        body = dict(sweep)
+        if model is not None:
+            body.pop("modelId", None)
+            body["model"] = model
+        if isinstance(body.get("model"), (str, Path)):
+            body["model"] = _read_json(base / body["model"])
+        return Sweep(self, self.request("POST", "/v1/sweeps", json=body).json())
 
 
 class Job:
@@ -224,20 +243,82 @@ class Job:
         return self.client.request("GET", f"/v1/jobs/{self.id}/solution", params={"format": "json"}).json()
 
 
-class _ProgressBar:
-    """rich's progress bar on stderr: the job's status and simulated time / end time."""
+class Sweep:
+    """A sweep of the service; `document` is its last status document (total, done, failed, ...)."""
 
-    def __init__(self, job_id: str):
+    def __init__(self, client: Client, document: dict):
+        self.client, self.document = client, document
+        self.id: str = document["id"]
+
+    def __repr__(self) -> str:
+        d = self.document
+        return f"Sweep({self.id!r}, {d['status']!r}, {d['done']}/{d['total']} done, {d['failed']} failed)"
+
+    def refresh(self) -> dict:
+        self.document = self.client.request("GET", f"/v1/sweeps/{self.id}").json()
+        return self.document
+
+    @property
+    def status(self) -> str:
+        """queued, running, finished or canceled."""
+        return self.refresh()["status"]
+
+    def wait(self, progress: bool = True, timeout: float | None = None, poll: float = 0.5) -> dict:
+        """Until every variation has finished (or the sweep was canceled); the status document.
+        A progress bar on stderr with progress=True."""
+        end = None if timeout is None else time.monotonic() + timeout
+        bar = _ProgressBar(self.id, "sweep") if progress else None
+        try:
+            while self.document["status"] in ("queued", "running"):
+                if bar:
+                    bar.update(self.document)
+                if end is not None and time.monotonic() > end:
+                    raise TimeoutError(f"sweep {self.id} is still {self.document['status']} after {timeout} s")
+                time.sleep(poll)
+                self.refresh()
+        finally:
+            if bar:
+                bar.close()
+        return self.document
+
+    def cancel(self) -> dict:
+        """Cancel every variation that has not finished."""
+        self.document = self.client.request("DELETE", f"/v1/sweeps/{self.id}").json()
+        return self.document
+
+    def csv(self) -> str:
+        """The table as CSV: one row per variation in design order (partial while running)."""
+        return self.client.request("GET", f"/v1/sweeps/{self.id}/table", params={"format": "csv"}).text
+
+    def table(self):
+        """The table: a pandas DataFrame indexed by variation when pandas is installed, else
+        {"columns", "rows", "outputErrors"}. Outputs are None (NaN) for unfinished variations."""
+        doc = self.client.request("GET", f"/v1/sweeps/{self.id}/table").json()
+        try:
+            import pandas
+        except ImportError:
+            return doc
+        return pandas.DataFrame(doc["rows"], columns=doc["columns"]).set_index("index")
+
+
+class _ProgressBar:
+    """rich's progress bar on stderr: the job's status and simulated time / end time (a sweep's:
+    finished variations / total)."""
+
+    def __init__(self, job_id: str, what: str = "job"):
         from rich.console import Console
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-        self._bar = Progress(TextColumn("job {task.fields[job]} {task.fields[status]}"), BarColumn(),
+        self._bar = Progress(TextColumn(what + " {task.fields[job]} {task.fields[status]}"), BarColumn(),
                              TextColumn("{task.percentage:>5.1f}%"), TimeElapsedColumn(),
                              console=Console(stderr=True), transient=True)
         self._task = self._bar.add_task("job", total=1.0, job=job_id, status="")
         self._bar.start()
 
     def update(self, document: dict) -> None:
-        self._bar.update(self._task, completed=document["progress"], status=document["status"])
+        status = document["status"]
+        if "total" in document:  # a sweep
+            status += f" {document['done']}/{document['total']} done, {document['failed']} failed"
+        self._bar.update(self._task, completed=document["progress"], status=status)
 
     def close(self) -> None:
         self._bar.stop()

@@ -22,7 +22,7 @@ def reconcile_loop(settings: Settings, stop: threading.Event) -> None:
     """Re-queue jobs the broker may have lost; the database is the record of every job."""
     from store.db import get_sessionmaker
     from store.jobs import reconcile
-    from store.sweeps import dispatch
+    from store.sweeps import dispatch, restart_stalled
     Session = get_sessionmaker(settings.database)
     while not stop.wait(settings.reconcile_seconds):
         try:
@@ -31,6 +31,8 @@ def reconcile_loop(settings: Settings, stop: threading.Event) -> None:
                 if ids:
                     log.info("re-queueing %d job(s)", len(ids))
                     dispatch(settings, session, ids)
+                if restart_stalled(settings, session):
+                    log.info("sent the first batches of stalled sweeps again")
         except Exception as exc:  # database or broker down: try again next round
             log.warning("reconciler: %s", exc)
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from datetime import timedelta
 
-from sqlalchemy import func, select, update
+from sqlalchemy import and_, exists, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from . import queue
@@ -102,6 +103,19 @@ def start(settings: Settings, session: Session, sweep: Sweep) -> None:
     for _ in range(settings.sweep_batches_queued):
         if not send_next(settings, session, sweep.id):
             break
+
+
+def restart_stalled(settings: Settings, session: Session) -> list[str]:
+    """Sweeps with variations left to send but none sent or running (the API stopped between
+    storing a sweep and sending its first batches): send their batches again (the reconciler)."""
+    old = utcnow() - timedelta(seconds=min(5.0, settings.requeue_after_seconds))
+    in_flight = exists().where(SweepVariation.sweep_id == Sweep.id, Job.id == SweepVariation.job_id,
+                               or_(Job.status == "running", and_(Job.status == "queued", Job.dispatched_at.is_not(None))))
+    stalled = list(session.scalars(select(Sweep).where(Sweep.canceled_at.is_(None), Sweep.sent < Sweep.total,
+                                                       Sweep.created_at < old, ~in_flight)).all())
+    for sweep in stalled:
+        start(settings, session, sweep)
+    return [s.id for s in stalled]
 
 
 def dispatch(settings: Settings, session: Session, job_ids: list[str]) -> None:

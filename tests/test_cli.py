@@ -122,3 +122,23 @@ def test_keys_create_list_revoke(tmp_path):
     assert runner.invoke(app, ["keys", "revoke", key_id, *data]).exit_code == 0
     assert "revoked" in runner.invoke(app, ["keys", "list", *data]).stdout
     assert runner.invoke(app, ["keys", "revoke", key_id, *data]).exit_code == 1
+
+
+def test_sweep_waits_and_writes_the_table_as_csv(embedded, tmp_path):
+    import csv
+    from tests.test_client import small_sweep
+    body = small_sweep()
+    (tmp_path / "model.json").write_text(json.dumps(body.pop("model")))
+    (tmp_path / "sweep.json").write_text(json.dumps({"model": "model.json", **body}))  # a path next to the sweep
+    out = tmp_path / "table.csv"
+    result = runner.invoke(app, ["sweep", str(tmp_path / "sweep.json"), "--url", embedded, "--wait", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = list(csv.reader(out.open()))
+    assert rows[0] == ["index", "objects[spring].stiffness", "objects[spring].damping", "xEnd", "fMax", "jobId",
+                       "status"]
+    assert [r[1:3] for r in rows[1:]] == [["50.0", "0.5"], ["100.0", "1.0"], ["200.0", "2.0"]]
+    assert all(r[-1] == "succeeded" and float(r[3]) for r in rows[1:])
+    body["parameters"][1]["values"] = [1.0, "soft", 2.0]
+    (tmp_path / "sweep.json").write_text(json.dumps({"model": "model.json", **body}))
+    result = runner.invoke(app, ["sweep", str(tmp_path / "sweep.json"), "--url", embedded])
+    assert result.exit_code == 2 and "variations[1].objects[3].damping" in result.output, result.output

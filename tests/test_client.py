@@ -79,3 +79,37 @@ def test_no_service_and_a_url_without_scheme_are_client_errors(tmp_path):
     bad.write_text("{nope")
     with pytest.raises(ClientError, match="not a JSON document"):
         Client("http://127.0.0.1:1").submit(bad)
+
+
+def small_sweep(steps: int = 200) -> dict:
+    model = example("spring_slider")
+    model["simulationSettings"]["timeIntegration"]["numberOfSteps"] = steps
+    return {"model": model, "design": "zip",
+            "parameters": [{"path": "objects[spring].stiffness", "values": [50.0, 100.0, 200.0]},
+                           {"path": "objects[spring].damping", "values": [0.5, 1.0, 2.0]}],
+            "outputs": [{"name": "xEnd", "sensor": "block_position", "column": "PositionX"},
+                        {"name": "fMax", "sensor": "spring_force", "column": "ForceX", "reduce": "absMax"}]}
+
+
+def test_sweep_table_as_a_dataframe(client):
+    import multibody
+    sweep = client.sweep(small_sweep())
+    final = sweep.wait(progress=True, timeout=120)
+    assert (final["status"], final["done"], final["total"]) == ("finished", 3, 3)
+    table = sweep.table()
+    assert list(table.columns) == ["objects[spring].stiffness", "objects[spring].damping", "xEnd", "fMax", "jobId",
+                                   "status"]
+    assert list(table.index) == [0, 1, 2] and list(table["status"]) == ["succeeded"] * 3
+    doc = small_sweep()["model"]
+    doc["objects"][3]["stiffness"], doc["objects"][3]["damping"] = 200.0, 2.0
+    expected = multibody.simulate(doc).sensors["block_position"]
+    assert table.loc[2, "xEnd"] == expected.data[-1, 1]  # the same floats as the in-process run
+    assert np.array_equal(client.job(table.loc[2, "jobId"]).sensor("block_position").data, expected.data)
+
+
+def test_sweep_with_a_bad_path_raises_with_the_problem(client):
+    body = small_sweep()
+    body["parameters"][0]["path"] = "objects[nope].stiffness"
+    with pytest.raises(InvalidRequest) as err:
+        client.sweep(body)
+    assert [p.path for p in err.value.problems] == ["parameters[0].path"]

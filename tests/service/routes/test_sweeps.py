@@ -174,3 +174,23 @@ def test_cancel_mid_sweep(client, batches, run_batches):
     assert [r[-1] for r in rows] == ["succeeded"] * 8 + ["canceled"] * 12
     job = client.get(f"/v1/jobs/{rows[-1][-2]}").json()
     assert job["status"] == "canceled"
+
+
+def test_the_reconciler_leaves_unsent_variations_and_restarts_a_stalled_sweep(client, settings, batches, run_batches,
+                                                                           monkeypatch):
+    import time
+
+    from store import jobs, sweeps
+    from store.db import get_sessionmaker
+    with monkeypatch.context() as m:  # the API stops between storing the sweep and sending its batches
+        m.setattr(sweeps, "start", lambda *a: None)
+        sweep = post(client, {"model": example("spring_slider"), **GRID}).json()
+    assert batches == []
+    time.sleep(settings.requeue_after_seconds + 0.1)
+    with get_sessionmaker(settings.database)() as session:
+        assert jobs.reconcile(session, settings) == []  # unsent variations wait for their batch's turn
+        assert sweeps.restart_stalled(settings, session) == [sweep["id"]]
+        assert sweeps.restart_stalled(settings, session) == []  # now in flight
+    assert [len(ids) for _, ids in batches] == [8, 8, 4]
+    run_batches()
+    assert client.get(f"/v1/sweeps/{sweep['id']}").json()["done"] == 20
