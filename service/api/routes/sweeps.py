@@ -10,7 +10,7 @@ from sqlalchemy import select
 from store import design, jobs, sweeps
 from store.models import Sweep
 from ...errors import ApiError, join_path, not_found
-from ...limits import check_model
+from ...limits import check_model, expression_limits
 from ...schemas import ERRORS, SweepCreate, SweepStatus, SweepTable
 from ..deps import OwnerDep, RateLimited, SessionDep, SettingsDep
 from .models import owned_model, validated
@@ -35,6 +35,7 @@ def _variations(doc: dict, spec: design.SweepSpec, paths: list[str], rows: list[
     """(document, validation) of every variation, or 422 `sweep_invalid` naming each invalid one
     (its index, values, and the core's problems with paths under variations[i])."""
     out, problems, invalid = [], [], 0
+    limits = expression_limits(settings)
     for i, values in enumerate(rows):
         doc_i = design.variation(doc, paths, values)
         where = f"variations[{i}]"
@@ -42,7 +43,7 @@ def _variations(doc: dict, spec: design.SweepSpec, paths: list[str], rows: list[
         found = []
         try:
             check_model(doc_i, settings, prefix=where)
-            validation = multibody.validate_document(doc_i)
+            validation = multibody.validate_document(doc_i, limits)
             found = [{"path": join_path(where, p.path), "message": p.message, "item": p.item}
                      for p in validation.problems]
         except ApiError as exc:
@@ -67,7 +68,7 @@ def create_sweep(body: SweepCreate, response: Response, session: SessionDep, set
     spec = design.SweepSpec.model_validate(body.model_dump(exclude={"model", "modelId"}))
     if body.model is not None:
         check_model(body.model, settings, prefix="model")
-        base_validation = validated(body.model, "model")
+        base_validation = validated(body.model, settings, "model")
         doc = body.model
     else:
         doc = json.loads(owned_model(session, owner, body.modelId).document)
