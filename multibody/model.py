@@ -19,7 +19,7 @@ from .capabilities import SUPPORTED_DYNAMIC, explicit_solver_problems
 from .convenience import expand_convenience
 from .expressions import Budget, BudgetExceeded
 from .motion_laws import build_motion_law
-from .motions import BASE_FIELD, EXPRESSION_FIELDS, MotionError, undefined_in_time
+from .motions import BASE_FIELD, EXPRESSION_FIELDS, MotionError, undefined_on_grid
 from .outputs import check_sensor_outputs
 from .system import System
 from .values import ExpressionLimits, ModelInvalid, Problem
@@ -333,7 +333,8 @@ class _Checker:
         The cheap checks come first: the counts (over them, no expression is parsed), and each
         motion's joint (a motion on a missing joint or on one that has a motion already costs no
         expression work). Then the laws are built under one Budget, and each is evaluated over
-        the time span, where that needs no state (the laws of t alone).
+        the time span: a law of t alone at the step times, a law of q or u over its declared
+        qRange/uRange too (without one, only the run can tell).
         """
         motions, limits = self.doc.motions, self.limits
         joints, on_joint = [], {}
@@ -371,15 +372,19 @@ class _Checker:
             except BudgetExceeded as exc:  # stop all expression work
                 self.problems.append(Problem(path, exc.message, name))
                 break
-            bad = None if times is None else undefined_in_time(law, times)
+            bad = None if times is None else undefined_on_grid(law, times, getattr(spec, "qRange", None),
+                                                                 getattr(spec, "uRange", None))
             if bad is not None:
-                field = law.field(bad[0])
+                k, t, q, u = bad
+                field = law.field(k)
                 given = getattr(spec, field, None) is not None
                 base = BASE_FIELD[law.level]
+                at = ", ".join([f"t = {t:.6g}"] + [f"{v} = {x:.6g}" for v, x in (("q", q), ("u", u))
+                                                   if v in law.reads[k]])
                 self.problems.append(Problem(
                     f"{path}.{field if given else base}",
-                    f"{field}{'' if given else f' (derived from {base})'} is undefined or not finite at "
-                    f"t = {bad[1]:.6g} (e.g. a logarithm of 0, a root of a negative number, an overflow)", name))
+                    f"{field}{'' if given else f' (derived from {base})'} is undefined or not finite at {at} "
+                    "(e.g. a logarithm of 0, a root of a negative number, an overflow)", name))
             laws.append((law, joint))
         return laws
 

@@ -142,5 +142,6 @@ def _mismatch(given: sp.Expr, derived: sp.Expr, variables: tuple[str, ...], budg
 def _compile(e: dict[str, sp.Expr], level: str, method: str, name: str, budget: Budget | None) -> MotionLaw:
     fields = PROGRAM_FIELDS[level]
     programs = [P.UNDEFINED if field is None else to_program(e[field], MOTION_SLOTS, budget) for field in fields]
-    time_only = tuple(field is not None and e[field].free_symbols <= {SYMBOLS["t"]} for field in fields)
-    return MotionLaw(name, level, method, P.ProgramSet.concatenate(programs), time_only)
+    reads = tuple(frozenset() if field is None else frozenset(s.name for s in e[field].free_symbols) | {"t"}
+                  for field in fields)
+    return MotionLaw(name, level, method, P.ProgramSet.concatenate(programs), reads)

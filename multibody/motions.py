@@ -28,7 +28,7 @@ from typing import Annotated, Literal, Union
 
 import numpy as np
 from pydantic import (BaseModel, ConfigDict, Field, FiniteFloat, StrictFloat, StrictInt, StrictStr, TypeAdapter,
-                      model_validator)
+                      field_validator, model_validator)
 
 from . import programs as P
 from .programs import EvaluationError
@@ -77,6 +77,18 @@ class CustomMotion(_Motion):
     velocity: Expression | None = Field(None, description="u(t, q)")
     velocityDot: Expression | None = Field(None, description="total du/dt = ∂u/∂t + ∂u/∂q·u; derived when omitted")
     acceleration: Expression | None = Field(None, description="udot(t, q, u)")
+    qRange: tuple[FiniteFloat, FiniteFloat] | None = Field(
+        None, description="[min, max] of the coordinate during the run, if known: laws of q are evaluated over it "
+                          "(and the time span) at validation")
+    uRange: tuple[FiniteFloat, FiniteFloat] | None = Field(
+        None, description="[min, max] of the rate during the run, if known: as qRange, for laws of u")
+
+    @field_validator("qRange", "uRange")
+    @classmethod
+    def _ordered(cls, value):
+        if value is not None and value[0] > value[1]:
+            raise ValueError("must be [min, max] with min <= max")
+        return value
 
 
 class SinusoidMotion(_Motion):
@@ -121,7 +133,7 @@ class MotionLaw:
     level: Level
     method: Method
     programs: P.ProgramSet | None = None
-    time_only: tuple[bool, ...] = ()  # per program: reads t only (not q, u)
+    reads: tuple[frozenset, ...] = ()  # per program: the variables it reads, among t, q, u
 
     @property
     def is_free(self) -> bool:
@@ -150,16 +162,31 @@ class MotionLaw:
         return self.evaluate(2, t, q, u)
 
 
-def undefined_in_time(law: MotionLaw, times: np.ndarray) -> tuple[int, float] | None:
-    """(program, t) of the first program that reads only t and is not finite at one of `times`."""
+RANGE_SAMPLES = 9  # points of a declared qRange or uRange, ends included
+STATE_TIMES = 1000  # at most this many intervals of the time span for laws of q or u
+
+
+def undefined_on_grid(law: MotionLaw, times: np.ndarray, q_range=None, u_range=None) -> tuple | None:
+    """(program, t, q, u) of the first program not finite on the grid: `times`, and for a law
+    of q or u the declared range's samples (a law of a variable without a range is skipped)."""
     if law.programs is None:
         return None
     code, consts, start, size = law.programs
     x, work = np.zeros(3), np.empty(size)
-    for k, time_only in enumerate(law.time_only):
-        i = P.first_undefined(code, consts, start, k, times, x, work) if time_only else -1
-        if i >= 0:
-            return k, float(times[i])
+    ranges = {"q": q_range, "u": u_range}
+    for k, reads in enumerate(law.reads):
+        state = sorted(reads & {"q", "u"})
+        if not reads or any(ranges[v] is None for v in state):  # not reads: the level has no such program
+            continue
+        samples = {v: np.linspace(*ranges[v], RANGE_SAMPLES) if v in state else [0.0] for v in ("q", "u")}
+        ts = times if not state or len(times) <= STATE_TIMES + 1 else np.linspace(times[0], times[-1],
+                                                                                  STATE_TIMES + 1)
+        for q in samples["q"]:
+            for u in samples["u"]:
+                x[1], x[2] = q, u
+                i = P.first_undefined(code, consts, start, k, ts, x, work)
+                if i >= 0:
+                    return k, float(ts[i]), float(q), float(u)
     return None
 
 

@@ -328,6 +328,30 @@ def test_laws_are_checked_only_within_the_time_span():
     assert multibody.validate_document(doc).ok
 
 
+ROOT = {"motionType": "Custom", "level": "Velocity", "velocity": "sqrt(1 - q)"}  # defined for q <= 1
+SQRT_U = {"motionType": "Custom", "level": "Acceleration", "acceleration": "sqrt(u + 2)"}  # for u >= -2
+
+
+@pytest.mark.parametrize("motion, problem", [
+    (ROOT, None),  # no declared range: the run decides
+    (dict(ROOT, qRange=[-1, 0.5]), None),
+    (dict(ROOT, qRange=[-1, 2]), ("motions[0].velocity", "velocity is undefined or not finite at t = 0, q = 1.25 ")),
+    (dict(ROOT, qRange=[0, 1], uRange=[-1, 1]),  # velocityDot = -u/(2 sqrt(1 - q))
+     ("motions[0].velocity", "velocityDot (derived from velocity) is undefined or not finite at t = 0, q = 1, "
+                             "u = -1 ")),
+    (dict(SQRT_U, uRange=[-2, 3]), None),
+    (dict(SQRT_U, uRange=[-3, 3]), ("motions[0].acceleration", "at t = 0, u = -3 ")),
+    (dict(ROOT, qRange=[2, 1]), ("motions[0].qRange", "must be [min, max] with min <= max")),
+])
+def test_laws_of_the_state_are_checked_over_declared_ranges(motion, problem):
+    v = multibody.validate_document(sliders(1, motion))
+    found = [(p.path, p.message) for p in v.problems]
+    if problem is None:
+        assert found == []
+    else:
+        assert len(found) == 1 and found[0][0] == problem[0] and problem[1] in found[0][1], found
+
+
 def test_a_law_of_the_state_undefined_during_the_run_fails_the_job_naming_the_motion():
     # the law depends on q, so validation cannot evaluate it; the run reaches q = t²/2 > 1
     doc = sliders(1, {"motionType": "Custom", "level": "Acceleration", "acceleration": "1 + 1e-9*sqrt(1 - q)"})
