@@ -14,80 +14,214 @@ What these solvers refuse is checked with the model (capabilities.explicit_solve
 """
 from __future__ import annotations
 
+import math
 import time as _time
 
 import numpy as np
-import scipy.linalg as sla
 
+from ..kernels import applied_forces, jit, kinematics, work
 from ..solution import Recorder
 from ..values import Results, SimulationCanceled
 from .generalized_alpha import SolverFailure
 from .tableaus import TABLEAUS
 
-
-class _Explicit:
-    def __init__(self, system, settings: dict, solver_type: str):
-        self.s = system
-        A, c, b, b_err, order = TABLEAUS[solver_type]
-        self.A, self.c, self.b = np.array(A, float), np.array(c, float), np.array(b, float)
-        self.b_err = None if b_err is None else np.array(b_err, float)
-        self.order = order
-        ti = settings["timeIntegration"]
-        self.end_accelerations = ti["explicit"]["computeEndOfStepAccelerations"]
-        # coordinates fixed at 0 by eliminated ConnectorCoordinates (the non-ground marker's column)
-        fixed = []
-        if ti["explicit"]["eliminateConstraints"]:
-            for g in system.constraints:
-                if g.OBJECT_TYPE == "ConnectorCoordinate":
-                    fixed += [int(c) for c in g.cols.ravel() if c != system.dummy]
-        self.fixed = np.array(fixed, dtype=int)
-        M = np.zeros((system.n2 + 1, system.n2 + 1))
-        kin = system.kinematics(0.0, system.q_init, system.v_init)
-        for group, vals in ((system.bodies, system.bodies.mass_values(kin)),
-                            (system.mass_points, system.mass_points.mass_values())):
-            r, c = group.mass_pattern()
-            np.add.at(M, (r, c), np.ravel(vals))
-        try:  # point masses only (Euler-parameter nodes are refused): M is constant
-            self.lu = sla.lu_factor(M[:-1, :-1], check_finite=True)
-        except (ValueError, np.linalg.LinAlgError):
-            self.lu = None
-        if self.lu is None or not np.all(np.abs(np.diag(self.lu[0])) > 0):
-            raise SolverFailure("singular_matrix", "the mass matrix is singular (a node without mass)", 0.0)
-
-    def acceleration(self, t, q, v):
-        return sla.lu_solve(self.lu, self.s.applied_forces(self.s.kinematics(t, q, v)), check_finite=False)
-
-    def eliminate(self, *vectors):
-        for x in vectors:
-            x[self.fixed] = 0.0
-
-    def step(self, t, h, q, v):
-        """One step: (q, v) of the solution, the last stage's acceleration, and (q, v) of the embedded
-        solution when the tableau has one. Sums are accumulated term by term in Exudyn's order (the
-        step size control reads differences of nearly equal sums)."""
-        kq, kv = [], []
-        for i in range(len(self.c)):
-            kv.append(self.acceleration(t + self.c[i] * h, _combine(q, h, self.A[i, :i], kq),
-                                        vi := _combine(v, h, self.A[i, :i], kv)))
-            kq.append(vi)
-        qn, vn = _combine(q, h, self.b, kq), _combine(v, h, self.b, kv)
-        self.eliminate(qn, vn)
-        if self.b_err is None:
-            return qn, vn, kv[-1], None
-        qe, ve = _combine(q, h, self.b_err, kq), _combine(v, h, self.b_err, kv)
-        self.eliminate(qe, ve)
-        return qn, vn, kv[-1], (qe, ve)
+# return codes of run_explicit
+DONE, PAUSED, REJECTED, NOT_FINITE = range(4)
+# layout of the float and int state arrays shared with the caller
+T, H, WRITE_NEXT, MIN_STEP_AT = range(4)
+N_STEPS, N_REJECTED, ROWS = range(3)
+ROWS_PER_CALL = 256
 
 
-def _combine(x, h, weights, stages):
-    out = x.copy()
-    for w, k in zip(weights, stages):
-        if w:
-            out += (w * h) * k
-    return out
+@jit
+def _accelerations(model, kin, w, q, v, mass, out):
+    """q̈ = M⁻¹ f(q, v): M is the diagonal of the point masses (Euler-parameter nodes are refused)."""
+    kinematics(q, v, model, kin)
+    applied_forces(model, kin, w, 1.0)
+    for i in range(out.shape[0]):
+        out[i] = w.f[i] / mass[i]
 
 
-def solve_explicit(loaded, progress=None, cancel=None) -> Results:
+@jit
+def _combine(x, h, weights, count, stages, out):
+    """out = x + Σ_{j < count, w_j ≠ 0} (w_j h) stages[j], term by term in Exudyn's order."""
+    out[:] = x
+    for j in range(count):
+        if weights[j] != 0.0:
+            wh = weights[j] * h
+            for i in range(out.shape[0]):
+                out[i] += wh * stages[j, i]
+
+
+@jit
+def _block_sum(a, lo, n):
+    """numpy's sum of a[lo:lo+n] for n <= 128: eight interleaved partial sums."""
+    if n < 8:
+        res = 0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    r0, r1, r2, r3, r4, r5, r6, r7 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3], a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    while i < n - (n % 8):
+        r0 += a[lo + i]
+        r1 += a[lo + i + 1]
+        r2 += a[lo + i + 2]
+        r3 += a[lo + i + 3]
+        r4 += a[lo + i + 4]
+        r5 += a[lo + i + 5]
+        r6 += a[lo + i + 6]
+        r7 += a[lo + i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@jit
+def _pairwise_sum(a, lo, n):
+    """numpy's sum of a[lo:lo+n] (its pairwise summation, so the step size control sees the same
+    bits): above 128 terms the sum of two halves, the first a multiple of 8 long. Without recursion
+    (numba's cache mishandles recursive functions): a stack of (start, length, phase) and one of sums."""
+    if n <= 128:
+        return _block_sum(a, lo, n)
+    starts, lengths, phases, sums = np.empty(128, np.int64), np.empty(128, np.int64), np.empty(128, np.int64), \
+        np.empty(128)
+    top, vals = 0, 0
+    starts[0], lengths[0], phases[0] = lo, n, 0
+    while top >= 0:
+        start, length = starts[top], lengths[top]
+        half = length // 2
+        half -= half % 8
+        if length <= 128:
+            sums[vals] = _block_sum(a, start, length)
+            vals += 1
+            top -= 1
+        elif phases[top] < 2:  # push the first half, then the second
+            phases[top] += 1
+            first = phases[top] == 1
+            top += 1
+            starts[top], lengths[top], phases[top] = (start, half, 0) if first else (start + half, length - half, 0)
+        else:
+            vals -= 1
+            sums[vals - 1] = sums[vals - 1] + sums[vals]
+            top -= 1
+    return sums[0]
+
+
+@jit
+def run_explicit(model, A, c, b, b_err, mass, fixed, settings, q, v, fstate, istate, rows, max_steps):
+    """Steps from (q, v, fstate, istate) until endTime (DONE), `max_steps` steps or a full `rows`
+    buffer (PAUSED), a rejected step without adaptiveStep (REJECTED) or a non-finite state. An
+    embedded tableau (b_err not empty) controls the step size: Hairer-Nørsett-Wanner I p. 168 with
+    Exudyn's scaling (signed max, positions and velocities); fstate[MIN_STEP_AT] is the time the
+    control first reached minimumStepSize (NaN: never). Written rows: [t, q, v, q̈, λ = 0]."""
+    t0, t_end, h_max, accumulate, atol, rtol, max_increase, min_step, safety, order, end_accelerations, period \
+        = settings
+    n2, stages = q.shape[0], c.shape[0]
+    kin, w = work(model, n2, 0)
+    e = np.empty
+    kq, kv = e((stages, n2)), e((stages, n2))
+    xq, qn, vn, qe, ve, a, err2 = e(n2), e(n2), e(n2), e(n2), e(n2), e(n2), e(2 * n2)
+    control = b_err.shape[0] > 0
+    done_here = 0
+    while fstate[T] < t_end - 1e-10:
+        if done_here >= max_steps or istate[ROWS] >= rows.shape[0]:
+            return PAUSED
+        t, h = fstate[T], fstate[H]
+        if accumulate:
+            if t + h > t_end:  # Exudyn cuts the last step to end at endTime
+                h = t_end - t
+            t_new = t + h
+        else:
+            t_new = t0 + (istate[N_STEPS] + 1) * h
+        for i in range(stages):
+            _combine(q, h, A[i], i, kq, xq)
+            _combine(v, h, A[i], i, kv, kq[i])  # the stage's velocity is the next stages' q̇
+            _accelerations(model, kin, w, xq, kq[i], mass, kv[i])
+        _combine(q, h, b, stages, kq, qn)
+        _combine(v, h, b, stages, kv, vn)
+        for k in fixed:
+            qn[k], vn[k] = 0.0, 0.0
+        if control:
+            _combine(q, h, b_err, stages, kq, qe)
+            _combine(v, h, b_err, stages, kv, ve)
+            for k in fixed:
+                qe[k], ve[k] = 0.0, 0.0
+            for i in range(n2):
+                x = (qe[i] - qn[i]) / (atol + max(qe[i], q[i]) * rtol)
+                err2[i] = x * x
+                y = (ve[i] - vn[i]) / (atol + max(ve[i], v[i]) * rtol)
+                err2[n2 + i] = y * y
+            err = math.sqrt((_pairwise_sum(err2, 0, n2) + _pairwise_sum(err2, n2, n2)) / (2 * n2))
+            err = err if err != 0.0 else 1e-12
+            h_opt = h * (1.0 / err) ** (1.0 / order)
+            h_new = min(min(h_max, h * max_increase), max(min_step, safety * h_opt))
+            reject = False
+            if h_new == min_step and math.isnan(fstate[MIN_STEP_AT]):
+                fstate[MIN_STEP_AT] = t
+            elif h_opt < h:
+                reject = True
+            fstate[H] = h_new
+            if reject:
+                if not accumulate:
+                    return REJECTED
+                istate[N_REJECTED] += 1
+                continue
+        else:
+            fstate[H] = h
+        q[:] = qn
+        v[:] = vn
+        t = fstate[T] = t_new
+        istate[N_STEPS] += 1
+        done_here += 1
+        for i in range(n2):
+            if not math.isfinite(q[i]):
+                return NOT_FINITE
+        due = t >= fstate[WRITE_NEXT] - 1e-10
+        if due:
+            fstate[WRITE_NEXT] = max(fstate[WRITE_NEXT] + period, t)
+        if due or t >= t_end - 1e-10:
+            if end_accelerations:
+                _accelerations(model, kin, w, q, v, mass, a)
+            else:
+                a[:] = kv[stages - 1]
+            for k in fixed:
+                a[k] = 0.0
+            row = rows[istate[ROWS]]
+            row[0] = t
+            row[1:1 + n2] = q
+            row[1 + n2:1 + 2 * n2] = v
+            row[1 + 2 * n2:1 + 3 * n2] = a
+            row[1 + 3 * n2:] = 0.0
+            istate[ROWS] += 1
+    return DONE
+
+
+def _fixed_coordinates(system, ti: dict) -> np.ndarray:
+    """Coordinates fixed at 0 by eliminated ConnectorCoordinates (the non-ground marker's column)."""
+    fixed = []
+    if ti["explicit"]["eliminateConstraints"]:
+        for g in system.constraints:
+            if g.OBJECT_TYPE == "ConnectorCoordinate":
+                fixed += [int(c) for c in g.cols.ravel() if c != system.dummy]
+    return np.array(fixed, dtype=np.int64)
+
+
+def _masses(system) -> np.ndarray:
+    """The diagonal of M: point masses only (Euler-parameter nodes are refused), so M is constant."""
+    mass = np.zeros(system.n2 + 1)
+    np.add.at(mass, system.mass_points.cols.ravel(), np.repeat(system.mass_points.mass, 3))
+    if not np.all(mass[:-1] != 0.0):
+        raise SolverFailure("singular_matrix", "the mass matrix is singular (a node without mass)", 0.0)
+    return mass[:-1]
+
+
+def solve_explicit(loaded, progress=None, cancel=None, seconds_per_call: float = 0.1) -> Results:
+    """The step loop is run_explicit; this orchestrates it: sensor rows, warnings, and between
+    calls of about seconds_per_call, cancellation and progress."""
     system, settings = loaded.system, loaded.settings
     ti = settings["timeIntegration"]
     solver_type = loaded.document.solve.solverType
@@ -99,75 +233,57 @@ def solve_explicit(loaded, progress=None, cancel=None) -> Results:
     writer = sensors.schedule(t0)
     started = _time.perf_counter()
     q, v = system.q_init.copy(), system.v_init.copy()
-    lam = np.zeros(system.nae)  # constraints are eliminated or ignored: no multipliers
-    t, n_steps, rejected, error = t0, 0, 0, None
+    error = None
     if system.constraints and not ti["explicit"]["eliminateConstraints"]:
         warnings.append({"code": "ConstraintsIgnored", "item": None,
                          "message": f"{solver_type} ignores all constraints (eliminateConstraints = false), "
                                     "as Exudyn does"})
-    last_poll = started
+    A, c, b, b_err, order = TABLEAUS[solver_type]
+    # an embedded tableau always controls the step (CSolverExplicit::Newton); automaticStepSize only
+    # chooses the initial step (verified against Exudyn 1.13.6)
+    automatic = ti["automaticStepSize"] and b_err is not None
+    accumulate = ti["adaptiveStep"] or automatic
+    fstate = np.array([t0, (ti["initialStepSize"] or h_max) if automatic else h_max, 0.0, np.nan])
+    istate = np.zeros(3, np.int64)
     try:
-        integ = _Explicit(system, settings, solver_type)
-        # an embedded tableau always controls the step (CSolverExplicit::Newton); automaticStepSize only
-        # chooses the initial step (verified against Exudyn 1.13.6)
-        control = integ.b_err is not None
-        automatic = ti["automaticStepSize"] and control
-        accumulate = ti["adaptiveStep"] or automatic
-        h = (ti["initialStepSize"] or h_max) if automatic else h_max
-        atol, rtol = ti["absoluteTolerance"], ti["relativeTolerance"]
-        if writer.due(t):
-            sensors.record(t, q, v, np.zeros(system.n2), lam)
-        warned_min = False
-        while t < t_end - 1e-10:
-            if accumulate:
-                h = t_end - t if t + h > t_end else h  # Exudyn cuts the last step to end at endTime
-                t_new = t + h
-            else:
-                t_new = t0 + (n_steps + 1) * h
-            qn, vn, a_last, embedded = integ.step(t, h, q, v)
-            if control:
-                # Hairer-Nørsett-Wanner I p. 168 with Exudyn's scaling (signed max, positions and velocities)
-                qe, ve = embedded
-                sq = atol + np.maximum(qe, q) * rtol
-                sv = atol + np.maximum(ve, v) * rtol
-                err = np.sqrt((np.sum(((qe - qn) / sq) ** 2) + np.sum(((ve - vn) / sv) ** 2)) / (2 * system.n2))
-                err = err if err != 0.0 else 1e-12
-                h_opt = h * (1.0 / err) ** (1.0 / integ.order)
-                h_new = min(min(h_max, h * ti["stepSizeMaxIncrease"]),
-                            max(ti["minimumStepSize"], ti["stepSizeSafety"] * h_opt))
-                reject = False
-                if h_new == ti["minimumStepSize"] and not warned_min:
-                    warned_min = True
-                    warnings.append({"code": "MinimumStepSize", "item": None,
-                                     "message": f"t = {t:.6g}: the step size control reached minimumStepSize; "
-                                                "the error may exceed the tolerances"})
-                elif h_opt < h:
-                    reject = True
-                h = h_new
-                if reject:
-                    if not accumulate:
-                        raise SolverFailure("step_size", f"{solver_type} rejected the step at t = {t:.6g} and "
-                                            "adaptiveStep = false forbids reducing it", t)
-                    rejected += 1
-                    continue
-            q, v, t = qn, vn, t_new
-            n_steps += 1
-            if not np.all(np.isfinite(q)):
-                raise SolverFailure("not_finite", f"the solution became NaN or infinite at t = {t:.6g}", t)
-            if writer.due(t) or t >= t_end - 1e-10:
-                a = integ.acceleration(t, q, v) if integ.end_accelerations else a_last
-                integ.eliminate(a)
-                sensors.record(t, q, v, a, lam)
-            now = _time.perf_counter()
-            if now - last_poll > 0.2:
-                last_poll = now
-                if cancel is not None and cancel():
-                    raise SimulationCanceled()
-                if progress is not None:
-                    progress(min(1.0, (t - t0) / (t_end - t0)) if t_end > t0 else 1.0)
+        mass = _masses(system)
+        if writer.due(t0):
+            sensors.record(t0, q, v, np.zeros(system.n2), np.zeros(system.nae))
+        fstate[WRITE_NEXT] = writer.next
+        config = np.array([t0, t_end, h_max, accumulate, ti["absoluteTolerance"], ti["relativeTolerance"],
+                           ti["stepSizeMaxIncrease"], ti["minimumStepSize"], ti["stepSizeSafety"], order,
+                           ti["explicit"]["computeEndOfStepAccelerations"], writer.period])
+        tableau = (np.array(A, float), np.array(c, float), np.array(b, float), np.array(b_err or [], float))
+        rows = np.empty((ROWS_PER_CALL, 1 + 3 * system.n2 + system.nae))
+        fixed = _fixed_coordinates(system, ti)
+        max_steps = 16  # then as many as take about seconds_per_call
+        while True:
+            call_started, steps_before = _time.perf_counter(), istate[N_STEPS]
+            istate[ROWS] = 0
+            code = run_explicit(system.model, *tableau, mass, fixed, config, q, v, fstate, istate, rows, max_steps)
+            sensors.record_rows(rows[:istate[ROWS]])
+            if code == REJECTED:
+                raise SolverFailure("step_size", f"{solver_type} rejected the step at t = {fstate[T]:.6g} and "
+                                    "adaptiveStep = false forbids reducing it", float(fstate[T]))
+            if code == NOT_FINITE:
+                raise SolverFailure("not_finite", f"the solution became NaN or infinite at t = {fstate[T]:.6g}",
+                                    float(fstate[T]))
+            if code == DONE:
+                break
+            if cancel is not None and cancel():
+                raise SimulationCanceled()
+            if progress is not None:
+                progress(min(1.0, (fstate[T] - t0) / (t_end - t0)) if t_end > t0 else 1.0)
+            per_step = (_time.perf_counter() - call_started) / max(1, istate[N_STEPS] - steps_before)
+            max_steps = max(1, int(seconds_per_call / max(per_step, 1e-9)))
     except SolverFailure as exc:
         error = {"code": exc.code, "message": str(exc), "detail": {"time": exc.t, "items": exc.items}}
-    solver = {"type": "Dynamic", "solverType": solver_type, "steps": n_steps, "rejectedSteps": rejected,
-              "newtonIterations": 0, "jacobians": 0, "solveSeconds": _time.perf_counter() - started}
+    if not np.isnan(fstate[MIN_STEP_AT]):
+        warnings.append({"code": "MinimumStepSize", "item": None,
+                         "message": f"t = {fstate[MIN_STEP_AT]:.6g}: the step size control reached minimumStepSize; "
+                                    "the error may exceed the tolerances"})
+    solver = {"type": "Dynamic", "solverType": solver_type, "steps": int(istate[N_STEPS]),
+              "rejectedSteps": int(istate[N_REJECTED]), "newtonIterations": 0, "jacobians": 0,
+              "solveSeconds": _time.perf_counter() - started}
     return Results(status="failed" if error else "succeeded", warnings=warnings, solver=solver,
                    sensors=sensors.series(), solution=sensors.solution(), error=error)
