@@ -66,11 +66,12 @@ def create_sweep(session: Session, owner: str, base: Model, spec: SweepSpec, col
     return sweep
 
 
-def send_batch(settings: Settings, sweep_id: str, job_ids: list[str]) -> None:
-    """One batch message. A failure is logged: the jobs are recorded as sent, so the reconciler
-    sends them again after `requeue_after_seconds`."""
+def send_batch(settings: Settings, sweep_id: str, job_ids: list[str], rest: bool = False) -> None:
+    """One batch message (`rest`: what a batch task left after `sweep_batch_seconds`). A failure
+    is logged: the jobs are recorded as sent, so the reconciler sends them again after
+    `requeue_after_seconds`."""
     try:
-        queue.get_celery(settings).send_task(RUN_BATCH, args=[sweep_id, job_ids], queue=queue.SWEEP_QUEUE)
+        queue.get_celery(settings).send_task(RUN_BATCH, args=[sweep_id, job_ids, rest], queue=queue.SWEEP_QUEUE)
     except Exception as exc:
         log.warning("could not queue a batch of sweep %s (the reconciler will retry): %s", sweep_id, exc)
 
@@ -97,6 +98,13 @@ def send_next(settings: Settings, session: Session, sweep_id: str) -> bool:
     session.commit()
     send_batch(settings, sweep_id, ids)
     return True
+
+
+def send_rest(settings: Settings, session: Session, sweep_id: str, job_ids: list[str]) -> None:
+    """The rest of a batch back to the end of the queue (its turn again after the other work)."""
+    session.execute(update(Job).where(Job.id.in_(job_ids), Job.status == "queued").values(dispatched_at=utcnow()))
+    session.commit()
+    send_batch(settings, sweep_id, job_ids, rest=True)
 
 
 def start(settings: Settings, session: Session, sweep: Sweep) -> None:
@@ -132,7 +140,7 @@ def dispatch(settings: Settings, session: Session, job_ids: list[str]) -> None:
         queue.dispatch(settings, session, singles)
     for sweep_id, ids in in_sweeps.items():
         for k in range(0, len(ids), settings.sweep_batch_size):
-            send_batch(settings, sweep_id, ids[k:k + settings.sweep_batch_size])
+            send_batch(settings, sweep_id, ids[k:k + settings.sweep_batch_size], rest=True)
 
 
 def counts(session: Session, sweep_id: str) -> dict[str, int]:

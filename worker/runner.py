@@ -114,14 +114,25 @@ def execute(settings: Settings, job_id: str, outputs: list[design.Output] | None
     return "abandoned"
 
 
-def execute_batch(settings: Settings, sweep_id: str, job_ids: list[str]) -> list[str]:
-    """Run a batch of a sweep's variations in turn (what each returned, as `execute`). The
-    sweep's next batch is sent first, so that other workers can start on it meanwhile."""
+def execute_batch(settings: Settings, sweep_id: str, job_ids: list[str], rest: bool = False) -> list[str]:
+    """Run a batch of a sweep's variations in turn (what each returned, as `execute`; 'deferred'
+    for those sent back). A new batch first sends the sweep's next one, so that other workers can
+    start on it meanwhile; after `sweep_batch_seconds` the rest goes back to the queue (`rest`),
+    so single jobs and other sweeps get their turn on this worker process."""
     Session = get_sessionmaker(settings.database)
     with Session() as session:
         sweep = session.get(Sweep, sweep_id)
         if sweep is None:
             return ["skipped"] * len(job_ids)
         outputs = design.SweepSpec.model_validate(sweep.spec).outputs
-        sweeps.send_next(settings, session, sweep_id)
-    return [execute(settings, job_id, outputs) for job_id in job_ids]
+        if not rest:
+            sweeps.send_next(settings, session, sweep_id)
+    until = time.monotonic() + settings.sweep_batch_seconds
+    outcomes = []
+    for k, job_id in enumerate(job_ids):
+        if k and time.monotonic() > until:
+            with Session() as session:
+                sweeps.send_rest(settings, session, sweep_id, job_ids[k:])
+            return outcomes + ["deferred"] * (len(job_ids) - k)
+        outcomes.append(execute(settings, job_id, outputs))
+    return outcomes

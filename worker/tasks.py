@@ -19,9 +19,9 @@ def run_job(self, job_id: str) -> str:
 
 
 @app.task(name=RUN_BATCH, bind=True, max_retries=None)
-def run_sweep_batch(self, sweep_id: str, job_ids: list[str]) -> list[str]:
+def run_sweep_batch(self, sweep_id: str, job_ids: list[str], rest: bool = False) -> list[str]:
     """A batch of a sweep's variations: one message and one task for many small jobs."""
     try:
-        return runner.execute_batch(self.app.settings, sweep_id, job_ids)
+        return runner.execute_batch(self.app.settings, sweep_id, job_ids, rest)
     except OperationalError as exc:  # the jobs already finished are skipped when it runs again
         raise self.retry(exc=exc, countdown=min(60, 2 ** min(self.request.retries, 6)))

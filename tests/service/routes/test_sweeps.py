@@ -23,10 +23,17 @@ GRID = {"parameters": [{"path": "objects[spring].stiffness", "values": [50, 100,
 
 
 @pytest.fixture
+def settings(settings):
+    """Batches run whole here (test_a_batch_sends_back_its_rest_after_its_time checks the time)."""
+    return settings.model_copy(update={"sweep_batch_seconds": 600.0})
+
+
+@pytest.fixture
 def batches(monkeypatch):
     from store import sweeps
-    sent: list[tuple[str, list[str]]] = []
-    monkeypatch.setattr(sweeps, "send_batch", lambda settings, sweep_id, ids: sent.append((sweep_id, ids)))
+    sent: list[tuple[str, list[str], bool]] = []
+    monkeypatch.setattr(sweeps, "send_batch", lambda settings, sweep_id, ids, rest=False:
+                        sent.append((sweep_id, ids, rest)))
     return sent
 
 
@@ -38,8 +45,8 @@ def run_batches(settings, batches):
     def run(limit: int | None = None) -> list[tuple[int, list[str]]]:
         done = []
         while batches and (limit is None or len(done) < limit):
-            sweep_id, ids = batches.pop(0)
-            done.append((len(ids), execute_batch(settings, sweep_id, ids)))
+            sweep_id, ids, rest = batches.pop(0)
+            done.append((len(ids), execute_batch(settings, sweep_id, ids, rest)))
         return done
     return run
 
@@ -58,7 +65,7 @@ def test_a_4x5_grid_each_row_is_mbserve_run_of_its_variation_bit_for_bit(client,
     sweep = answer.json()
     assert answer.headers["location"] == f"/v1/sweeps/{sweep['id']}"
     assert (sweep["status"], sweep["total"], sweep["queued"], sweep["progress"]) == ("queued", 20, 20, 0.0)
-    assert [len(ids) for _, ids in batches] == [8, 8, 4]  # batches of sweep_batch_size, not 20 messages
+    assert [len(ids) for _, ids, _ in batches] == [8, 8, 4]  # batches of sweep_batch_size, not 20 messages
     ran = run_batches()
     assert sum(n for n, _ in ran) == 20 and all(n <= settings.sweep_batch_size for n, _ in ran)
     assert [o for _, outcomes in ran for o in outcomes] == ["succeeded"] * 20
@@ -191,6 +198,18 @@ def test_the_reconciler_leaves_unsent_variations_and_restarts_a_stalled_sweep(cl
         assert jobs.reconcile(session, settings) == []  # unsent variations wait for their batch's turn
         assert sweeps.restart_stalled(settings, session) == [sweep["id"]]
         assert sweeps.restart_stalled(settings, session) == []  # now in flight
-    assert [len(ids) for _, ids in batches] == [8, 8, 4]
+    assert [len(ids) for _, ids, _ in batches] == [8, 8, 4]
     run_batches()
     assert client.get(f"/v1/sweeps/{sweep['id']}").json()["done"] == 20
+
+
+def test_a_batch_sends_back_its_rest_after_its_time(client, settings, batches):
+    from worker.runner import execute_batch
+    sweep = post(client, {"model": example("spring_slider"), **GRID}).json()
+    sweep_id, ids, rest = batches.pop(0)
+    assert not rest
+    outcomes = execute_batch(settings.model_copy(update={"sweep_batch_seconds": 0.0}), sweep_id, ids, rest)
+    assert outcomes == ["succeeded"] + ["deferred"] * 7  # one variation, then the rest to the queue's end
+    assert [(len(i), r) for _, i, r in batches] == [(8, False), (4, False), (7, True)]
+    assert batches[-1][1] == ids[1:]
+    assert client.get(f"/v1/sweeps/{sweep['id']}").json()["done"] == 1
