@@ -26,7 +26,13 @@ Conditions (`a if c else b`, where(), step(), the derivative of min/max) compile
 only the chosen branch runs; comparisons push 1.0 or 0.0, and/or/not combine those.
 
 Program sets of one model are concatenated with `ProgramSet.concatenate`; program p of the
-i-th part becomes p + offset_i. A motion uses the three programs MOTION_PROGRAMS per law.
+i-th part becomes p + offset_i. A motion uses the three programs MOTION_PROGRAMS per law; a
+model's motions are `system.motions.programs` (programs 3r, 3r+1, 3r+2 for motion row r), with
+`system.motions.levels` and `.revolute`, and
+
+    motion_residual(code, consts, start, levels, revolute, t, qj, uj, uj_dot, velocity_level, g, x, work)
+                                                                 # @njit: the motions' rows g, or the bad row
+    first_undefined(code, consts, start, p, times, x, work)      # @njit: validation over a time grid
 """
 from __future__ import annotations
 
