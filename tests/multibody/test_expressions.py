@@ -93,12 +93,13 @@ HOSTILE = [
 
 @pytest.mark.parametrize("text, fragment", HOSTILE, ids=[f"{i:02d}" for i in range(len(HOSTILE))])
 def test_hostile_expression_is_rejected_quickly_with_a_clear_message(text, fragment):
-    start = time.perf_counter()
+    start = time.thread_time()
     with pytest.raises(ExpressionError) as info:
         parse_expression(text, T)
-    elapsed = time.perf_counter() - start
+    elapsed = time.thread_time() - start
     assert fragment in info.value.message
-    assert elapsed < 0.5, f"took {elapsed:.2f} s"  # well under a second: validation runs per request
+    # well under a second of CPU (thread time: a busy machine does not count): validation runs per request
+    assert elapsed < 0.5, f"took {elapsed:.2f} s"
 
 
 def test_non_string_input_is_an_expression_error():
@@ -238,11 +239,11 @@ def test_step_and_its_derivative():
 
 
 def test_nested_min_max_stay_small_and_fast():
-    start = time.perf_counter()
+    start = time.thread_time()
     expr = parse_expression("min(t*t, " * 14 + "t" + ")" * 14, T)
     d2 = derivative(derivative(expr, "t"), "t")
     compile_expression(d2, T)(0.4)
-    assert time.perf_counter() - start < 1.0
+    assert time.thread_time() - start < 1.0
 
 
 def test_constant_subexpressions_are_folded_safely():

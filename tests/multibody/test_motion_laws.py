@@ -216,11 +216,11 @@ def test_structurally_invalid_specs_are_rejected_by_the_schema(doc):
 def test_mismatch_check_takes_bounded_time():
     # sympy.simplify of this difference ran for over 10 minutes; the numerical check decides at once
     import time
-    start = time.perf_counter()
+    start = time.thread_time()
     found = problems(custom("Position", position="atan2(sin(t)*cosh(t), 1+t**2)*exp(-t)*log(2+t)",
                             positionDot="exp(-t)"))
     assert found[0][0] == "motions[0].positionDot"
-    assert time.perf_counter() - start < 2.0
+    assert time.thread_time() - start < 2.0
 
 
 def test_derivative_undefined_at_all_sample_times_cannot_be_checked():
