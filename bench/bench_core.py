@@ -9,9 +9,8 @@ model <= 1.5, mini and chain_1 <= 1.0, chains N >= 10 <= 0.6); the fitted expone
 per-step cost over the chain length; and the peak RSS of a chain_200 solve in a fresh process
 (mbserve and Exudyn).
 
-Motions are no Exudyn feature: Exudyn solves them as an ObjectConnectorCoordinate between a
-ground coordinate and the driven coordinate with an offsetUserFunction (a Python function, as
-the shared example motion_sine was made; velocityLevel for a velocity-level motion).
+Motions are no Exudyn feature: Exudyn solves them as bench/bench_motions.py builds them (an
+ObjectConnectorCoordinate with a Python offset user function).
 """
 from __future__ import annotations
 
@@ -31,22 +30,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_motions  # noqa: E402
 import exudyn_runner  # noqa: E402
 
 import multibody  # noqa: E402
-from multibody.model import load_model  # noqa: E402
 
 EXAMPLES = ROOT.parent / "shared" / "examples"
 CASES = ROOT / "tests" / "multibody" / "cases"
 EYE_HT = [[1.0, 0, 0, 0], [0, 1.0, 0, 0], [0, 0, 1.0, 0], [0, 0, 0, 1.0]]
-
-
-def velocity_motion() -> dict:
-    """motion_sine's block driven at velocity level: u(t) = 0.2π cos(2πt)."""
-    doc = json.loads((EXAMPLES / "motion_sine" / "model.json").read_text())
-    doc["motions"] = [{"motionType": "Custom", "name": "drive", "joint": "slider", "level": "Velocity",
-                       "velocity": "0.2*pi*cos(2*pi*t)"}]
-    return doc
 
 
 def mass_point(connector: dict, solver: str = "GeneralizedAlpha") -> dict:
@@ -72,8 +63,8 @@ CARTESIAN = {"objectType": "ConnectorCartesianSpringDamper", "stiffness": [500.0
 SPRING = {"objectType": "ConnectorSpringDamper", "stiffness": 500.0, "damping": 2.0, "referenceLength": 1.0}
 MODELS = {  # name: model document, or a function making one
     "mini": EXAMPLES / "mini" / "model.json",
-    "motion_sine": EXAMPLES / "motion_sine" / "model.json",
-    "motion_velocity": velocity_motion,
+    "motion_sine": lambda: bench_motions.CASES["motion_sine"][0],
+    "motion_velocity": lambda: bench_motions.CASES["motion_velocity"][0],
     "revolute_prismatic_test": CASES / "revolute_prismatic_testmodel" / "model.json",
     "mass_point_cartesian": lambda: mass_point(CARTESIAN),
     "explicit_midpoint": lambda: mass_point(SPRING, "ExplicitMidpoint"),
@@ -99,41 +90,12 @@ def target(name: str) -> float:
     return 1.5
 
 
-def exudyn_document(doc: dict) -> dict:
-    """The document Exudyn solves: motions become ConnectorCoordinates with an offset user
-    function (see the module doc); a motion's sensors are left out."""
-    motions = doc.get("motions", [])
-    if not motions:
-        return doc
-    laws = [law for law, _ in load_model(doc).motions]  # the laws mbserve evaluates
-    doc = json.loads(json.dumps(doc))
-    names = {o.get("name"): i for i, o in enumerate(doc["objects"])}
-    doc["sensors"] = [s for s in doc["sensors"] if s["sensorType"] != "Motion"]
-    ground = len(doc["nodes"])
-    doc["nodes"].append({"nodeType": "PointGround"})
-    for motion, law in zip(doc.pop("motions"), laws):
-        joint = doc["objects"][names[motion["joint"]]]
-        node = doc["objects"][doc["markers"][joint["markerNumbers"][1]]["bodyNumber"]]["nodeNumber"]
-        f = law.q if motion["level"] == "Position" else lambda t, _law=law: _law.u(t, 0.0)
-        m0 = len(doc["markers"])
-        doc["markers"] += [{"markerType": "NodeCoordinate", "nodeNumber": ground, "coordinate": 0},
-                           {"markerType": "NodeCoordinate", "nodeNumber": node, "coordinate": 0}]
-        doc["objects"].append({"objectType": "ConnectorCoordinate", "markerNumbers": [m0, m0 + 1],
-                               "velocityLevel": motion["level"] == "Velocity",
-                               "offsetUserFunction": lambda mbs, t, item, offset, _f=f: _f(t)})
-    return doc
-
-RSS_SCRIPT = """
-import json, sys
-sys.path.insert(0, {bench!r}); sys.path.insert(0, {root!r})
-doc = json.load(open({model!r}))
-if {which!r} == "mbserve":
-    import multibody; multibody.simulate(doc)
-else:
-    import exudyn_runner; exudyn_runner.solve(doc, sparse=True)
-# VmHWM (kB), the peak of this process image: Linux's ru_maxrss also keeps the forking parent's RSS
-print(next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM")))
-"""
+def exudyn_seconds(name: str, doc: dict, sparse: bool) -> float:
+    """Exudyn's solve time of the model (motions as bench_motions builds them)."""
+    if name in bench_motions.CASES:
+        _, law, velocity = bench_motions.CASES[name]
+        return bench_motions.exudyn_solve(doc, law, velocity, sparse)[0]
+    return exudyn_runner.solve(doc, sparse=sparse)[0]
 
 
 def median_time(fn, repeat: int) -> float:
@@ -161,7 +123,6 @@ def main() -> None:
           f"{'ratio':>7s} {'target':>7s} {'mbserve steps/s':>15s}")
     for name in args.models.split(","):
         doc = model(name)
-        exu_doc = exudyn_document(doc)
         started = time.perf_counter()
         status = multibody.simulate(doc)  # also warms up: compiled kernels are loaded (or compiled) on first use
         first_call = first_call or (name, time.perf_counter() - started)
@@ -170,8 +131,8 @@ def main() -> None:
             continue
         steps = status.solver["steps"]
         ours = median_time(lambda: multibody.simulate(doc).solver["solveSeconds"], args.repeat)
-        dense = median_time(lambda: exudyn_runner.solve(exu_doc)[0], args.repeat)
-        sparse = median_time(lambda: exudyn_runner.solve(exu_doc, sparse=True)[0], args.repeat)
+        dense = median_time(lambda: exudyn_seconds(name, doc, False), args.repeat)
+        sparse = median_time(lambda: exudyn_seconds(name, doc, True), args.repeat)
         best = min(dense, sparse)
         rows.append({"model": name, "steps": steps, "mbserve": ours, "exudynDense": dense, "exudynSparse": sparse,
                      "ratio": ours / best, "target": target(name), "stepsPerSecond": steps / ours})

@@ -11,6 +11,9 @@ Constraints, as Exudyn handles them (timeIntegration.explicit.eliminateConstrain
 Sensor rows: the t0 row has zero accelerations and multipliers (Exudyn does not evaluate them);
 later rows have end-of-step accelerations (computeEndOfStepAccelerations) or the last stage's.
 What these solvers refuse is checked with the model (capabilities.explicit_solver_problems).
+
+Numba's on-disk cache does not notice changes of the kernels run_explicit calls (kernels.py,
+another file): after changing those, delete the cached `explicit.*` files (or touch this file).
 """
 from __future__ import annotations
 
