@@ -30,7 +30,7 @@ Rotation = Annotated[S.Matrix3, Field(description="3x3 rotation matrix, row by r
 
 # --------------------------------------------------------------------------------- inertia
 class _Inertia(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
 
     def mass_tensor_com(self) -> tuple[float, np.ndarray, np.ndarray]:
         """mass, inertia tensor about the body's reference point, center of mass (RigidBodyInertia)."""
@@ -131,7 +131,7 @@ Inertia = Annotated[Annotated[RigidBodyInertia, Tag("RigidBodyInertia")] | Annot
 # --------------------------------------------------------------------------- the helpers
 class _Create(BaseModel):
     """Arguments common to the helpers; show and color become the items' visualization keys."""
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
     name: str = ""
     show: bool = True
     color: Color = Field(default_factory=lambda: list(DEFAULT_COLOR))

@@ -21,8 +21,9 @@ from .expressions import Budget, BudgetExceeded
 from .motion_laws import build_motion_law
 from .motions import BASE_FIELD, EXPRESSION_FIELDS, MotionError, undefined_on_grid
 from .outputs import check_sensor_outputs
+from .schema_problems import invalid_items, schema_problems
 from .system import System
-from .values import ExpressionLimits, ModelInvalid, Problem
+from .values import ExpressionLimits, ModelInvalid, Problem, did_you_mean
 
 TIME_CHECKS = 10_000  # at most this many intervals of the time span, where each law of t is evaluated
 
@@ -47,6 +48,10 @@ LOAD_MARKERS = {
     "MassProportional": ({"BodyMass"}, "a BodyMass marker"),
     "Coordinate": (COORDINATE_MARKERS, "a NodeCoordinate marker"),
 }
+MARKER_BODIES = {"BodyRigid": {"RigidBody", "Ground"}, "BodyPosition": BODY_TYPES,  # marker type -> objects
+                 "BodyMass": {"RigidBody", "MassPoint"}}
+MARKER_NODES = {"NodeRigid": {"RigidBodyEP"}, "NodePosition": {"RigidBodyEP", "Point", "PointGround"},  # -> nodes
+                "NodeCoordinate": {"RigidBodyEP", "Point", "PointGround"}}
 NODE_COORDINATES = {"RigidBodyEP": 7, "Point": 3, "PointGround": 0}
 
 
@@ -92,18 +97,6 @@ class LoadedModel:
                 "coordinates": sum(NODE_COORDINATES[n.nodeType] for n in doc.nodes)}
 
 
-def _json_path(loc: tuple) -> str:
-    path = ""
-    for i, part in enumerate(loc):
-        if isinstance(part, int):
-            path += f"[{part}]"
-        elif i >= 2 and isinstance(loc[i - 1], int) and loc[0] in S.LIST_KINDS and i == 2:
-            continue  # the discriminator tag pydantic puts after the list index
-        else:
-            path += f".{part}" if path else str(part)
-    return path or "$"
-
-
 def _raw_item_name(doc: dict, kind: str, index: int) -> str:
     try:
         name = doc[kind][index].get("name")
@@ -112,22 +105,24 @@ def _raw_item_name(doc: dict, kind: str, index: int) -> str:
     return name if isinstance(name, str) and name else f"{S.LIST_KINDS[kind]}{index}"
 
 
-def _schema_problems(doc: dict, exc: ValidationError) -> list[Problem]:
-    problems = []
-    for err in exc.errors(include_url=False):
-        loc = tuple(err["loc"])
-        item = _raw_item_name(doc, loc[0], loc[1]) if len(loc) >= 2 and loc[0] in S.LIST_KINDS \
-            and isinstance(loc[1], int) else None
-        msg = err["msg"]
-        if err["type"] == "extra_forbidden":
-            msg = f"unknown key {loc[-1]!r}"
-        elif err["type"] == "union_tag_invalid":
-            msg = f"unknown {S.TYPE_KEY.get(loc[0], 'type')} {err.get('input', {}).get(S.TYPE_KEY.get(loc[0]))!r}" \
-                if isinstance(err.get("input"), dict) else msg
-        elif err["type"] == "union_tag_not_found":
-            msg = f"missing {S.TYPE_KEY.get(loc[0], 'type key')}"
-        problems.append(Problem(_json_path(loc), msg, item))
-    return problems
+def _valid_part(expanded: dict, exc: ValidationError) -> tuple[S.ModelDocument, set[str]] | None:
+    """The document without what has schema problems, so that the references of the rest are
+    checked too: an item with problems is None at its index (indices stay the user's), a broken
+    top-level key takes its default. Also the lists that could not be read at all."""
+    bad_items, bad_top = invalid_items(exc)
+    kept = {k: v for k, v in expanded.items() if k not in bad_top}
+    for kind in S.LIST_KINDS:
+        if isinstance(kept.get(kind), list):
+            kept[kind] = [it for i, it in enumerate(kept[kind]) if (kind, i) not in bad_items]
+    try:
+        doc = S.ModelDocument.model_validate(kept)
+    except ValidationError:
+        return None
+    for kind in S.LIST_KINDS:
+        if isinstance(kept.get(kind), list):
+            valid = iter(getattr(doc, kind))
+            setattr(doc, kind, [None if (kind, i) in bad_items else next(valid) for i in range(len(expanded[kind]))])
+    return doc, bad_top & set(S.LIST_KINDS)
 
 
 def load_model(raw: Any, limits: ExpressionLimits | None = None) -> LoadedModel:
@@ -141,14 +136,14 @@ def load_model(raw: Any, limits: ExpressionLimits | None = None) -> LoadedModel:
     if problems:
         raise ModelInvalid(problems)
     try:
-        doc = S.ModelDocument.model_validate(expanded)
+        doc, schema, unreadable = S.ModelDocument.model_validate(expanded), [], set()
     except ValidationError as exc:
-        problems = _schema_problems(expanded, exc)
-        if "simulationSettings" in raw:
-            _, sp = settings_mod.resolve(raw.get("simulationSettings"))
-            problems += [Problem(p, m) for p, m in sp]
-        raise ModelInvalid(problems) from None
-    loaded = _Checker(doc, limits or ExpressionLimits()).run()
+        schema = schema_problems(expanded, exc)
+        part = _valid_part(expanded, exc)
+        if part is None:
+            raise ModelInvalid(schema) from None
+        doc, unreadable = part
+    loaded = _Checker(doc, limits or ExpressionLimits(), expanded, schema, unreadable).run()
     loaded.expanded_document = expanded
     loaded.warnings[:0] = deprecations
     return loaded
@@ -157,17 +152,27 @@ def load_model(raw: Any, limits: ExpressionLimits | None = None) -> LoadedModel:
 class _Checker:
     """Resolves references and checks what they point at; collects every problem."""
 
-    def __init__(self, doc: S.ModelDocument, limits: ExpressionLimits):
+    def __init__(self, doc: S.ModelDocument, limits: ExpressionLimits, raw: dict, schema: list[Problem],
+                 unreadable: set[str]):
+        """`doc` may hold None for items with schema problems (`schema`); `unreadable` lists are
+        not lists at all: references into them are not checked."""
         self.doc, self.limits = doc, limits
-        self.problems: list[Problem] = []
+        self.problems: list[Problem] = list(schema)
+        self.complete = not schema
+        self.unreadable = unreadable
         self.warnings: list[dict] = []
         self.refs: dict[tuple[str, int, str], Any] = {}
-        self.names = {kind: [it.name or f"{prefix}{i}" for i, it in enumerate(getattr(doc, kind))]
+        self.names = {kind: [_raw_item_name(raw, kind, i) if it is None else it.name or f"{prefix}{i}"
+                             for i, it in enumerate(getattr(doc, kind))]
                       for kind, prefix in S.LIST_KINDS.items()}
         self.index = {kind: {} for kind in self.names}  # name -> first index with that name
         for kind, names in self.names.items():
             for i, name in enumerate(names):
                 self.index[kind].setdefault(name, i)
+
+    def items(self, kind: str):
+        """(index, item) of the items of a list that passed the schema."""
+        return ((i, it) for i, it in enumerate(getattr(self.doc, kind)) if it is not None)
 
     def problem(self, kind: str, index: int, path: str, message: str) -> None:
         self.problems.append(Problem(f"{kind}[{index}]{path}", message, self.names[kind][index]))
@@ -184,14 +189,13 @@ class _Checker:
         self.resolve_loads()
         self.resolve_sensors()
         motions = self.resolve_motions()
-        self.problems += explicit_solver_problems(self.doc, settings, self.names, self.refs)
-        if self.problems:
-            raise ModelInvalid(self.problems)
+        if self.complete:
+            self.problems += explicit_solver_problems(self.doc, settings, self.names, self.refs)
         loaded = LoadedModel(document=self.doc, settings=settings, names=self.names, refs=self.refs,
                              motions=motions, warnings=self.warnings)
-        problems = check_sensor_outputs(loaded)
-        if problems:
-            raise ModelInvalid(problems)
+        self.problems += check_sensor_outputs(loaded)
+        if self.problems:
+            raise ModelInvalid(self.problems)
         return loaded
 
     # ---------------------------------------------------------------------------- names
@@ -210,8 +214,9 @@ class _Checker:
     def check_solve(self) -> None:
         solve = self.doc.solve
         if solve.type == "Dynamic" and solve.solverType not in settings_mod.ENUMS["DynamicSolverType"]:
-            self.problems.append(Problem("solve.solverType", f"unknown DynamicSolverType {solve.solverType!r}; "
-                                                             f"one of {', '.join(settings_mod.ENUMS['DynamicSolverType'])}"))
+            names = settings_mod.ENUMS["DynamicSolverType"]
+            self.problems.append(Problem("solve.solverType", f"unknown DynamicSolverType {solve.solverType!r}"
+                                         + (did_you_mean(solve.solverType, names) or f"; one of {', '.join(names)}")))
         if solve.type == "Dynamic" and solve.solverType in settings_mod.ENUMS["DynamicSolverType"] \
                 and solve.solverType not in SUPPORTED_DYNAMIC:
             self.problems.append(Problem("solve.solverType", f"{solve.solverType} is not supported; supported: "
@@ -227,19 +232,28 @@ class _Checker:
     # ----------------------------------------------------------------------- references
     def lookup(self, kind: str, index: int, path: str, target: str, ref: Any, allowed: set[str] | None = None,
                what: str = "") -> int | None:
+        """The index `ref` (an index or a name) points at in `target`, or None after a problem."""
+        if target in self.unreadable:
+            return None
         items = getattr(self.doc, target)
         if isinstance(ref, str):
-            try:
-                idx = self.index[target][ref]
-            except KeyError:
-                self.problem(kind, index, path, f"no {S.LIST_KINDS[target]} named {ref!r}")
+            idx = self.index[target].get(ref)
+            if idx is None:
+                self.problem(kind, index, path, f"no {S.LIST_KINDS[target]} named {ref!r}"
+                             + did_you_mean(ref, self.names[target]))
                 return None
+        elif ref == -1 and path.lstrip(".").split("[")[0] not in getattr(self.doc, kind)[index].model_fields_set:
+            self.problem(kind, index, path, f"missing: give the index or the name of one of the {target}"
+                         + (f" ({what})" if what else ""))
+            return None
+        elif not 0 <= ref < len(items):
+            valid = f"0..{len(items) - 1} or a name" if items else f"there are no {target}"
+            self.problem(kind, index, path, f"{ref} is not an index of {target} ({valid})")
+            return None
         else:
             idx = ref
-            if not 0 <= idx < len(items):
-                self.problem(kind, index, path, f"= {ref}, but there are {len(items)} {target}"
-                             + (" (-1 means not set)" if ref == -1 else ""))
-                return None
+        if items[idx] is None:  # an item with schema problems: they say what is wrong with it
+            return None
         if allowed is not None:
             t = item_type(items[idx])
             if t not in allowed:
@@ -249,17 +263,19 @@ class _Checker:
         return idx
 
     def resolve_bodies(self) -> None:
-        for i, obj in enumerate(self.doc.objects):
+        for i, obj in self.items("objects"):
             t = obj.objectType
             if t in ("RigidBody", "MassPoint"):
                 want = "RigidBodyEP" if t == "RigidBody" else "Point"
                 self.refs[("objects", i, "nodeNumber")] = self.lookup("objects", i, ".nodeNumber", "nodes",
                                                                       obj.nodeNumber, {want}, f"a {want} node")
-                if obj.mass <= 0:
+                if "mass" not in obj.model_fields_set:
+                    self.problem("objects", i, ".mass", f"missing: a {t} needs a positive mass")
+                elif obj.mass <= 0:
                     self.problem("objects", i, ".mass", f"must be positive, got {obj.mass}")
 
     def resolve_connectors(self) -> None:
-        for i, obj in enumerate(self.doc.objects):
+        for i, obj in self.items("objects"):
             t = obj.objectType
             if t in CONNECTOR_MARKERS:
                 allowed, what = CONNECTOR_MARKERS[t]
@@ -291,27 +307,29 @@ class _Checker:
         return ("node", self.refs.get(("markers", m, "nodeNumber")))
 
     def resolve_markers(self) -> None:
-        for i, mk in enumerate(self.doc.markers):
+        for i, mk in self.items("markers"):
             t = mk.markerType
             if has_field(type(mk), "bodyNumber"):
-                allowed = {"BodyRigid": {"RigidBody", "Ground"}, "BodyPosition": BODY_TYPES,
-                           "BodyMass": {"RigidBody", "MassPoint"}}[t]
+                allowed = MARKER_BODIES[t]
                 self.refs[("markers", i, "bodyNumber")] = self.lookup("markers", i, ".bodyNumber", "objects",
                                                                       mk.bodyNumber, allowed, " or ".join(sorted(allowed)))
             else:
-                allowed = {"NodeRigid": {"RigidBodyEP"}, "NodePosition": {"RigidBodyEP", "Point", "PointGround"},
-                           "NodeCoordinate": {"RigidBodyEP", "Point", "PointGround"}}[t]
+                allowed = MARKER_NODES[t]
                 n = self.lookup("markers", i, ".nodeNumber", "nodes", mk.nodeNumber, allowed,
                                 " or ".join(sorted(allowed)) + " node")
                 self.refs[("markers", i, "nodeNumber")] = n
                 if t == "NodeCoordinate" and n is not None:
                     node_type = self.doc.nodes[n].nodeType
                     nc = 3 if node_type == "PointGround" else NODE_COORDINATES[node_type]  # ground x, y, z read 0
-                    if not 0 <= mk.coordinate < nc:
-                        self.problem("markers", i, ".coordinate", f"= {mk.coordinate}, but node {n} has {nc} coordinates")
+                    if "coordinate" not in mk.model_fields_set:
+                        self.problem("markers", i, ".coordinate", f"missing: which coordinate of {self.names['nodes'][n]} "
+                                                                  f"(0..{nc - 1})")
+                    elif not 0 <= mk.coordinate < nc:
+                        self.problem("markers", i, ".coordinate", f"{mk.coordinate} is not a coordinate of "
+                                                                  f"{self.names['nodes'][n]} (0..{nc - 1})")
 
     def resolve_loads(self) -> None:
-        for i, load in enumerate(self.doc.loads):
+        for i, load in self.items("loads"):
             allowed, what = LOAD_MARKERS[load.loadType]
             self.refs[("loads", i, "markerNumber")] = self.lookup("loads", i, ".markerNumber", "markers",
                                                                   load.markerNumber, allowed, what)
@@ -320,11 +338,12 @@ class _Checker:
         targets = {"Node": ("nodeNumber", "nodes"), "Object": ("objectNumber", "objects"),
                    "Body": ("bodyNumber", "objects"), "Marker": ("markerNumber", "markers"),
                    "Load": ("loadNumber", "loads"), "Motion": ("motionNumber", "motions")}
-        for i, sensor in enumerate(self.doc.sensors):
+        for i, sensor in self.items("sensors"):
             key, target = targets[sensor.sensorType]
             ref = getattr(sensor, key)
             allowed = BODY_TYPES if sensor.sensorType == "Body" else None
-            idx = self.lookup("sensors", i, f".{key}", target, ref, allowed, "a body (RigidBody, MassPoint, Ground)")
+            idx = self.lookup("sensors", i, f".{key}", target, ref, allowed,
+                              "a body: RigidBody, MassPoint, Ground" if allowed else "")
             self.refs[("sensors", i, key)] = idx
 
     def resolve_motions(self) -> list:
@@ -339,6 +358,9 @@ class _Checker:
         motions, limits = self.doc.motions, self.limits
         joints, on_joint = [], {}
         for i, spec in enumerate(motions):
+            if spec is None:  # schema problems of its own
+                joints.append(None)
+                continue
             joint = self.lookup("motions", i, ".joint", "objects", spec.joint, {"JointPrismaticX", "JointRevoluteZ"},
                                 "a JointPrismaticX or JointRevoluteZ (a joint with one free coordinate)")
             if joint is not None and joint in on_joint:

@@ -50,7 +50,7 @@ EXPRESSION_FIELDS: dict[str, tuple[str, tuple[str, ...]]] = {
 BASE_FIELD = {"Position": "position", "Velocity": "velocity", "Acceleration": "acceleration"}
 
 class _Motion(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     name: StrictStr | None = None
     joint: Annotated[StrictInt, Field(ge=0)] | StrictStr = Field(

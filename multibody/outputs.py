@@ -9,7 +9,8 @@ import numpy as np
 from .items import CONSTRAINT_GROUPS, FORCE_GROUPS
 from .output_kernels import empty_rows, row_bytes, row_kinematics
 from .rotations import cross, ep_rotation, matvec, tait_bryan_xyz
-from .values import Problem, SensorSeries
+from . import schema as S
+from .values import Problem, SensorSeries, did_you_mean
 
 EP_NODE_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration", "Coordinates", "Coordinates_t",
                    "Coordinates_tt", "CoordinatesTotal", "RotationMatrix", "Rotation", "AngularVelocity",
@@ -43,52 +44,61 @@ def columns(var: str, n: int) -> list[str]:
     return ["time"] + [f"{var}{i}" for i in range(n)]
 
 
-def available_outputs(loaded, i: int) -> tuple[str, ...]:
-    """The output variables sensors[i]'s item has (Exudyn's list for its type)."""
-    doc = loaded.document
-    t = doc.sensors[i].sensorType
-    if t == "Node":
-        node = doc.nodes[loaded.ref("sensors", i, "nodeNumber")]
-        return {"RigidBodyEP": EP_NODE_OUTPUTS, "Point": POINT_NODE_OUTPUTS,
-                "PointGround": POINT_GROUND_OUTPUTS}[node.nodeType]
-    if t in ("Body", "Object"):
-        key = "bodyNumber" if t == "Body" else "objectNumber"
-        obj = doc.objects[loaded.ref("sensors", i, key)]
-        if obj.objectType in ("RigidBody", "Ground"):
-            return RIGID_BODY_OUTPUTS
-        if obj.objectType == "MassPoint":
-            return POINT_BODY_OUTPUTS
-        for cls in CONSTRAINT_GROUPS + FORCE_GROUPS:
-            if cls.OBJECT_TYPE == obj.objectType:
-                return cls.OUTPUTS
-        return ()
-    if t == "Marker":
-        mk = doc.markers[loaded.ref("sensors", i, "markerNumber")]
-        if mk.markerType in ("BodyRigid", "NodeRigid"):
-            return RIGID_MARKER_OUTPUTS
-        if mk.markerType == "NodeCoordinate":
-            return COORDINATE_MARKER_OUTPUTS
-        return POSITION_MARKER_OUTPUTS
-    if t == "Load":
-        return ("_None",)
-    return ("Coordinate", "Coordinate_t", "Coordinate_tt", "Force")
+BODY_TYPES = ("RigidBody", "MassPoint", "Ground")  # objects whose sensors are body sensors
+MOTION_OUTPUTS = ("Coordinate", "Coordinate_t", "Coordinate_tt", "Force")
+OUTPUT_VARIABLES: dict[str, dict[str, tuple[str, ...]]] = {  # list -> item type -> its output variables
+    "nodes": {"RigidBodyEP": EP_NODE_OUTPUTS, "Point": POINT_NODE_OUTPUTS, "PointGround": POINT_GROUND_OUTPUTS},
+    "objects": {"Ground": RIGID_BODY_OUTPUTS, "RigidBody": RIGID_BODY_OUTPUTS, "MassPoint": POINT_BODY_OUTPUTS,
+                **{cls.OBJECT_TYPE: cls.OUTPUTS for cls in CONSTRAINT_GROUPS + FORCE_GROUPS}},
+    "markers": {"BodyRigid": RIGID_MARKER_OUTPUTS, "NodeRigid": RIGID_MARKER_OUTPUTS,
+                "BodyPosition": POSITION_MARKER_OUTPUTS, "NodePosition": POSITION_MARKER_OUTPUTS,
+                "BodyMass": POSITION_MARKER_OUTPUTS, "NodeCoordinate": COORDINATE_MARKER_OUTPUTS},
+    "loads": {t: ("_None",) for t in LOAD_COLUMNS},
+    "motions": {t: MOTION_OUTPUTS for t in S.ITEM_TYPES["motions"]},
+}
+SENSOR_TARGETS = {"Node": ("nodeNumber", "nodes"), "Object": ("objectNumber", "objects"),
+                  "Body": ("bodyNumber", "objects"), "Marker": ("markerNumber", "markers"),
+                  "Load": ("loadNumber", "loads"), "Motion": ("motionNumber", "motions")}
+
+
+def sensor_output_variables(sensor_type: str) -> tuple[str, ...]:
+    """Every output variable a sensor of this type can have (over the item types it can read)."""
+    key, target = SENSOR_TARGETS[sensor_type]
+    types = OUTPUT_VARIABLES[target]
+    if sensor_type == "Body":
+        types = {t: v for t, v in types.items() if t in BODY_TYPES}
+    return tuple(dict.fromkeys(v for variables in types.values() for v in variables))
+
+
+def available_outputs(loaded, i: int) -> tuple[str, ...] | None:
+    """The output variables sensors[i]'s item has (Exudyn's list for its type); None when the
+    sensor or its reference has problems of its own."""
+    sensor = loaded.document.sensors[i]
+    if sensor is None:
+        return None
+    key, target = SENSOR_TARGETS[sensor.sensorType]
+    index = loaded.refs.get(("sensors", i, key))
+    if index is None:
+        return None
+    item = getattr(loaded.document, target)[index]
+    return OUTPUT_VARIABLES[target].get(getattr(item, S.TYPE_KEY[target]), ())
 
 
 def check_sensor_outputs(loaded) -> list[Problem]:
     problems = []
     for i, sensor in enumerate(loaded.document.sensors):
         avail = available_outputs(loaded, i)
-        if sensor.outputVariableType not in avail:
+        if avail is not None and sensor.outputVariableType not in avail:
             target = {"Node": "node", "Object": "object", "Body": "body", "Marker": "marker"}.get(sensor.sensorType, "")
             problems.append(Problem(f"sensors[{i}].outputVariableType",
-                                    f"this {target} has no output variable {sensor.outputVariableType!r}; "
-                                    f"available: {', '.join(avail)}", loaded.names["sensors"][i]))
+                                    f"this {target} has no output variable {sensor.outputVariableType!r}"
+                                    f"{did_you_mean(sensor.outputVariableType, avail)}; available: {', '.join(avail)}",
+                                    loaded.names["sensors"][i]))
     return problems
 
 
 CHUNK_ROWS = 256  # rows evaluated together
 CHUNK_BYTES = 4 << 20  # bound on a chunk's states and kinematics: large models evaluate fewer rows at once
-BODY_TYPES = ("RigidBody", "MassPoint", "Ground")  # objects whose sensors are body sensors
 
 
 class SensorSet:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .motions import MotionSpec
+from .values import did_you_mean
 
 
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
@@ -31,7 +32,7 @@ IDENTITY3 = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
 
 
 class RotationTranslation(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
     rotation: Matrix3 = Field(default_factory=lambda: [r[:] for r in IDENTITY3])
     translation: Vector3 = Field(default_factory=lambda: [0.0, 0.0, 0.0])
 
@@ -48,8 +49,9 @@ def ht_parts(ht: Any) -> tuple[list[list[float]], list[float]]:
 
 
 class Item(BaseModel):
-    """Common to all items: a name, visualization keys kept aside, no unknown keys."""
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    """Common to all items: a name, visualization keys kept aside, no unknown keys, strict types
+    (a string is not a number)."""
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
     name: str = ""
     visualization: dict[str, Any] = Field(default_factory=dict, description="drawing parameters, kept unchecked")
 
@@ -330,7 +332,7 @@ class _OutputSensor(_Sensor):
     @classmethod
     def known_output(cls, v: str) -> str:
         if v not in OUTPUT_VARIABLE_TYPES:
-            raise ValueError(f"unknown OutputVariableType {v!r}")
+            raise ValueError(f"unknown OutputVariableType {v!r}{did_you_mean(v, OUTPUT_VARIABLE_TYPES)}")
         return v
 
 
@@ -382,7 +384,7 @@ Sensor = Annotated[Union[SensorNode, SensorObject, SensorBody, SensorMarker, Sen
 
 
 class Solve(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     type: Literal["Dynamic", "Static"] = "Dynamic"
     solverType: str = "GeneralizedAlpha"
 
@@ -396,7 +398,7 @@ class Solve(BaseModel):
 
 class ModelDocument(BaseModel):
     """A model: Exudyn item lists, Simbody-style motions, settings and the kind of solve."""
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     name: str = ""
     nodes: list[Node] = Field(default_factory=list)
     objects: list[Object] = Field(default_factory=list)
@@ -413,3 +415,15 @@ LIST_KINDS = {"nodes": "node", "objects": "object", "markers": "marker", "loads"
               "sensors": "sensor", "motions": "motion"}
 TYPE_KEY = {"nodes": "nodeType", "objects": "objectType", "markers": "markerType", "loads": "loadType",
             "sensors": "sensorType", "motions": "motionType"}
+
+
+def _members(union) -> dict[str, type[BaseModel]]:
+    """type name -> item class of a discriminated union of items."""
+    classes = get_args(get_args(union)[0])
+    key = next(k for k in TYPE_KEY.values() if k in classes[0].model_fields)
+    return {get_args(cls.model_fields[key].annotation)[0]: cls for cls in classes}
+
+
+ITEM_TYPES = {kind: _members(union) for kind, union in (
+    ("nodes", Node), ("objects", Object), ("markers", Marker), ("loads", Load), ("sensors", Sensor),
+    ("motions", MotionSpec))}

@@ -8,12 +8,13 @@ console or threads are accepted and have no effect here.
 from __future__ import annotations
 
 import copy
-import difflib
 import json
 import math
 from functools import lru_cache
 from importlib import resources
 from typing import Any
+
+from .values import did_you_mean
 
 ENUMS = {
     "DynamicSolverType": ["GeneralizedAlpha", "TrapezoidalIndex2", "ExplicitEuler", "ExplicitMidpoint",
@@ -39,7 +40,8 @@ def _check_value(path: str, value: Any, default: Any, problems: list[tuple[str, 
     if enum:
         name = value.split(".", 1)[1] if isinstance(value, str) and value.startswith(enum + ".") else value
         if name not in ENUMS[enum]:
-            problems.append((path, f"{value!r} is not a {enum}; one of {', '.join(ENUMS[enum])}"))
+            hint = did_you_mean(name, ENUMS[enum]) or f"; one of {', '.join(ENUMS[enum])}"
+            problems.append((path, f"{value!r} is not a {enum}{hint}"))
             return default
         return f"{enum}.{name}"
     # a wrong value is reported and replaced by the default, so later checks see valid types
@@ -77,9 +79,7 @@ def _merge(user: Any, default: dict, path: str, problems: list[tuple[str, str]])
     for key, value in user.items():
         sub = f"{path}.{key}"
         if key not in default:
-            close = difflib.get_close_matches(key, list(default), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            problems.append((sub, f"unknown setting {key!r}{hint}"))
+            problems.append((sub, f"unknown setting {key!r}{did_you_mean(key, default)}"))
         elif isinstance(default[key], dict):
             out[key] = _merge(value, default[key], sub, problems)
         else:

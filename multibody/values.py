@@ -4,6 +4,7 @@ A leaf module (numpy only), so that every layer can speak of them without import
 """
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,3 +106,13 @@ class Results:
             doc["error"] = self.error
         doc["sensors"] = {name: s.to_dict() for name, s in self.sensors.items()}
         return doc
+
+
+def did_you_mean(word: object, choices) -> str:
+    """'; did you mean 'X'?' for the closest of `choices` to a misspelled `word`, else ''."""
+    if not isinstance(word, str):
+        return ""
+    close = difflib.get_close_matches(word, [c for c in choices if isinstance(c, str)], n=1, cutoff=0.6)
+    if not close:  # a different case ("position") is a typo too
+        close = [c for c in choices if isinstance(c, str) and c.lower() == word.lower()]
+    return f"; did you mean {close[0]!r}?" if close else ""

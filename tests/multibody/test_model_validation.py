@@ -28,6 +28,53 @@ def test_all_problems_at_once_with_paths_and_names(mini_model):
     assert "sensors[0].outputVariableType" in found
     assert "simulationSettings.timeIntegration.numberOfStep" in found
     assert "numberOfSteps" in found["simulationSettings.timeIntegration.numberOfStep"].message  # a suggestion
+    assert "objects[2].markerNumbers[1]" in found and "objects[1].mass" in found  # beside the schema problems
+
+
+def test_schema_reference_output_and_type_problems_together_with_suggestions(mini_model):
+    """One model, four kinds of mistake: all four come back at once, each at its path with a suggestion."""
+    doc = copy.deepcopy(mini_model)
+    doc["objects"][1]["mass"] = "1.0"  # schema: a string is not a number (strict types)
+    doc["loads"][0]["markerNumber"] = "markr1"  # reference: a misspelled name
+    doc["sensors"][3]["outputVariableType"] = "DisplacementLocl"  # a misspelled output variable
+    doc["nodes"][0]["nodeType"] = "RigidBodyEp"  # a misspelled item type
+    found = problems(doc)
+    assert found["objects[1].mass"].message == 'expected a number, got "1.0" (a string)'
+    assert found["loads[0].markerNumber"].message == "no marker named 'markr1'; did you mean 'marker1'?"
+    assert found["sensors[3].outputVariableType"].message.startswith(
+        "unknown OutputVariableType 'DisplacementLocl'; did you mean 'DisplacementLocal'?")
+    assert found["nodes[0]"].message == "unknown nodeType 'RigidBodyEp'; did you mean 'RigidBodyEP'?"
+    assert found["nodes[0]"].item == "node0" and found["objects[1].mass"].item == "object1"
+    assert len(found) == 4, found  # the references to the misspelled node are not reported again
+
+
+def test_suggestions_for_keys_names_and_output_variables_of_the_item(mini_model):
+    doc = copy.deepcopy(mini_model)
+    doc["objects"][2]["markerNumbrs"] = doc["objects"][2].pop("markerNumbers")
+    doc["sensors"][1]["objectNumber"] = "objekt2"
+    doc["sensors"][2]["outputVariableType"] = "Forcelocal"  # an output variable, but not this item's spelling
+    doc["solve"] = {"solverType": "GeneralisedAlpha"}
+    found = problems(doc)
+    assert found["objects[2].markerNumbrs"].message == "unknown key 'markerNumbrs'; did you mean 'markerNumbers'?"
+    assert found["sensors[1].objectNumber"].message == "no object named 'objekt2'; did you mean 'object2'?"
+    assert "did you mean 'ForceLocal'?" in found["sensors[2].outputVariableType"].message
+    assert "did you mean 'GeneralizedAlpha'?" in found["solve.solverType"].message
+
+
+def test_messages_in_the_users_words(mini_model):
+    """No library prefixes; an omitted reference is 'missing', not '-1'."""
+    doc = copy.deepcopy(mini_model)
+    del doc["loads"][0]["markerNumber"]
+    del doc["objects"][1]["mass"]
+    doc["objects"][2]["rotationMarker0"] = [[2, 0, 0], [0, 1, 0], [0, 0, 1]]  # a validator's message
+    doc["objects"][2]["activeConnector"] = 1  # strict: 1 is not true
+    v = multibody.validate_document(doc)
+    found = {p.path: p.message for p in v.problems}
+    assert found["loads[0].markerNumber"].startswith("missing: give the index or the name of one of the markers")
+    assert found["objects[1].mass"] == "missing: a RigidBody needs a positive mass"
+    assert found["objects[2].rotationMarker0"] == "rotationMarker0 is not a rotation matrix (columns not orthonormal)"
+    assert found["objects[2].activeConnector"] == "expected true or false, got 1 (a number)"
+    assert not any("Value error" in m or "-1" in m or "Input should" in m for m in found.values()), found
 
 
 def test_reference_errors_name_the_item(mini_model):
@@ -36,7 +83,7 @@ def test_reference_errors_name_the_item(mini_model):
     doc["objects"][1]["mass"] = -1.0
     found = problems(doc)
     p = found["objects[2].markerNumbers[1]"]
-    assert p.item == "object2" and "= 7, but there are 2 markers" in p.message
+    assert p.item == "object2" and p.message == "7 is not an index of markers (0..1 or a name)"
     assert "must be positive" in found["objects[1].mass"].message
 
 
