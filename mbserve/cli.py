@@ -217,6 +217,15 @@ def openapi(output: Annotated[Path, typer.Option("-o", "--output")] = Path("open
     typer.echo(f"wrote {output}", err=True)
 
 
+@app.command()
+def reference(output: Annotated[Path, typer.Option("-o", "--output")] = Path("docs/model-reference.md")):
+    """Write the model reference (every item type, its parameters and output variables) from the schema."""
+    from multibody.reference import model_reference
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(model_reference())
+    typer.echo(f"wrote {output}", err=True)
+
+
 @keys.command("create")
 def keys_create(owner: Annotated[str, typer.Argument(help="who the key's models and jobs belong to")],
                 data_dir: DataDir = None):

@@ -19,6 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import numpy as np
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from multibody.values import Results, SensorSeries
 
@@ -86,7 +89,6 @@ def _api_error(answer: httpx.Response) -> ApiError:
 
 
 def _sensor(doc: dict) -> SensorSeries:
-    import numpy as np
     return SensorSeries(sensorType=doc["sensorType"], item=doc.get("item"),
                         outputVariableType=doc["outputVariableType"], columns=list(doc["columns"]),
                         data=np.array(doc["data"], dtype=float).reshape(-1, len(doc["columns"])))
@@ -138,14 +140,17 @@ class Client:
             raise _api_error(answer)
         return answer
 
-    def submit(self, model: dict | str | Path, **overrides: Any) -> Job:
+    def submit(self, model: dict | str | Path, *, solution: bool | None = None, **overrides: Any) -> Job:
         """Submit a model (a document, or the path of a JSON file) as a job. Keyword arguments are
-        simulationSettings overrides in Exudyn's nested names, e.g. timeIntegration={"endTime": 2}."""
+        simulationSettings overrides in Exudyn's nested names, e.g. timeIntegration={"endTime": 2};
+        solution=True stores the solution (Job.solution())."""
         if isinstance(model, (str, Path)):
             model = _read_json(Path(model))
         body: dict[str, Any] = {"model": model}
         if overrides:
             body["simulationSettings"] = overrides
+        if solution is not None:
+            body["store"] = {"solution": solution}
         return Job(self, self.request("POST", "/v1/jobs", json=body).json())
 
     def job(self, job_id: str) -> Job:
@@ -239,8 +244,11 @@ class Job:
         return _sensor(self.client.request("GET", f"/v1/jobs/{self.id}/sensors/{name}").json())
 
     def solution(self) -> dict:
-        """The stored solution (SPEC section 4) as the API gives it in JSON, where the service has it."""
-        return self.client.request("GET", f"/v1/jobs/{self.id}/solution", params={"format": "json"}).json()
+        """The stored solution (SPEC section 4): its metadata as the API gives it ("columns",
+        "systemSizes", ...) and "data", the rows as a numpy array (time, then the coordinates)."""
+        doc = self.client.request("GET", f"/v1/jobs/{self.id}/solution", params={"format": "json"}).json()
+        doc["data"] = np.array(doc["data"], dtype=float).reshape(-1, len(doc["columns"]))
+        return doc
 
 
 class Sweep:
@@ -306,8 +314,6 @@ class _ProgressBar:
     finished variations / total)."""
 
     def __init__(self, job_id: str, what: str = "job"):
-        from rich.console import Console
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
         self._bar = Progress(TextColumn(what + " {task.fields[job]} {task.fields[status]}"), BarColumn(),
                              TextColumn("{task.percentage:>5.1f}%"), TimeElapsedColumn(),
                              console=Console(stderr=True), transient=True)

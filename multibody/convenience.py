@@ -30,7 +30,7 @@ Rotation = Annotated[S.Matrix3, Field(description="3x3 rotation matrix, row by r
 
 # --------------------------------------------------------------------------------- inertia
 class _Inertia(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True, use_attribute_docstrings=True)
 
     def mass_tensor_com(self) -> tuple[float, np.ndarray, np.ndarray]:
         """mass, inertia tensor about the body's reference point, center of mass (RigidBodyInertia)."""
@@ -131,35 +131,52 @@ Inertia = Annotated[Annotated[RigidBodyInertia, Tag("RigidBodyInertia")] | Annot
 # --------------------------------------------------------------------------- the helpers
 class _Create(BaseModel):
     """Arguments common to the helpers; show and color become the items' visualization keys."""
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True, use_attribute_docstrings=True)
     name: str = ""
+    """the created object's name (its node and markers are named after it)"""
     show: bool = True
+    """draw it (visualization)"""
     color: Color = Field(default_factory=lambda: list(DEFAULT_COLOR))
+    """RGBA color; [-1, -1, -1, -1]: the renderer's default"""
 
 
 class _Connecting(_Create):
     itemNumbers: Items | None = None
+    """the two bodies (objects, by index or name)"""
     bodyNumbers: Items | None = Field(None, description="deprecated name of itemNumbers")
 
 
 class CreateRigidBody(_Create):
     objectType: Literal["CreateRigidBody"]
     referencePosition: S.Vector3 | None = None
+    """position of the body's reference point"""
     referenceRotationMatrix: Rotation | None = None
+    """reference rotation (3x3, row by row)"""
     referenceHT: S.HT | None = None
+    """reference frame as one transformation"""
     initialVelocity: S.Vector3 = Field(default_factory=lambda: [0.0] * 3)
+    """velocity of the reference point at startTime"""
     initialAngularVelocity: S.Vector3 = Field(default_factory=lambda: [0.0] * 3, description="global")
     initialDisplacement: S.Vector3 | None = None
+    """displacement from the reference position at startTime"""
     initialRotationMatrix: Rotation | None = None
+    """rotation at startTime, relative to the reference"""
     initialHT: S.HT | None = None
+    """initial displacement and rotation as one transformation"""
     inertia: Inertia
+    """RigidBodyInertia, or a Cuboid, Cylinder or Sphere of a density"""
     gravity: S.Vector3 = Field(default_factory=lambda: [0.0] * 3)
+    """a MassProportional load with this acceleration"""
     nodeType: Literal["RotationEulerParameters"] = Field(
         "RotationEulerParameters", description="NodeType; only Euler parameters (a RigidBodyEP node)")
     create2D: Literal[False] = False
+    """false only (2D bodies are not supported)"""
     graphicsDataList: list[Any] = Field(default_factory=list)
+    """drawing data, kept"""
     graphicsDataUserFunction: S.UnsetUserFunction = 0
+    """0: none (a Python user function cannot be sent)"""
     drawSize: S.FiniteFloat = -1.0
+    """drawing size of the node; -1: default"""
 
     @field_validator("nodeType", mode="before")
     @classmethod
@@ -174,10 +191,15 @@ class CreateRigidBody(_Create):
 
 class _AxisJoint(_Connecting):
     position: S.Vector3
+    """a point on the joint axis"""
     axis: S.Vector3
+    """the joint axis"""
     useGlobalFrame: bool = True
+    """position and axis in global coordinates (else in body 0's)"""
     axisRadius: S.FiniteFloat = 0.1
+    """drawing radius of the axis"""
     axisLength: S.FiniteFloat = 0.4
+    """drawing length of the axis"""
 
 
 class CreatePrismaticJoint(_AxisJoint):
@@ -191,23 +213,35 @@ class CreateRevoluteJoint(_AxisJoint):
 class CreateSphericalJoint(_Connecting):
     objectType: Literal["CreateSphericalJoint"]
     position: S.Vector3
+    """the joint's point"""
     constrainedAxes: Annotated[list[Literal[0, 1]], Field(min_length=3, max_length=3)] = Field(
         default_factory=lambda: [1, 1, 1])
+    """translations [x, y, z] held (1) or free (0)"""
     useGlobalFrame: bool = True
+    """position in global coordinates (else in body 0's)"""
     jointRadius: S.FiniteFloat = 0.1
+    """drawing radius"""
 
 
 class CreateSpringDamper(_Connecting):
     objectType: Literal["CreateSpringDamper"]
     localPosition0: S.Vector3 = Field(default_factory=lambda: [0.0] * 3)
+    """the spring's end on body 0, body coordinates"""
     localPosition1: S.Vector3 = Field(default_factory=lambda: [0.0] * 3)
+    """the spring's end on body 1, body coordinates"""
     referenceLength: S.FiniteFloat | None = Field(None, ge=0, description="None: distance in the reference configuration")
     stiffness: S.FiniteFloat = 0.0
+    """spring stiffness (N/m)"""
     damping: S.FiniteFloat = 0.0
+    """damping (N s/m)"""
     force: S.FiniteFloat = 0.0
+    """constant force along the spring (N)"""
     velocityOffset: S.FiniteFloat = 0.0
+    """velocity subtracted from the length rate in the damping term"""
     springForceUserFunction: S.UnsetUserFunction = 0
+    """0: none (a Python user function cannot be sent)"""
     drawSize: S.FiniteFloat = -1.0
+    """drawing size; -1: default"""
 
 
 CONVENIENCE_ITEMS = {cls.__name__: cls for cls in (CreateRigidBody, CreatePrismaticJoint, CreateRevoluteJoint,

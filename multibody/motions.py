@@ -50,9 +50,10 @@ EXPRESSION_FIELDS: dict[str, tuple[str, tuple[str, ...]]] = {
 BASE_FIELD = {"Position": "position", "Velocity": "velocity", "Acceleration": "acceleration"}
 
 class _Motion(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)
 
     name: StrictStr | None = None
+    """the motion's name, for sensors"""
     joint: Annotated[StrictInt, Field(ge=0)] | StrictStr = Field(
         description="the JointPrismaticX / JointRevoluteZ whose free coordinate is prescribed: "
                     "objects index or name")
@@ -70,7 +71,9 @@ class CustomMotion(_Motion):
     """Motion::Custom: expressions over t, q, u for the level's quantities."""
     motionType: Literal["Custom"]
     level: Level
+    """Position (q = q(t)), Velocity (u = u(t, q)) or Acceleration (u̇ = u̇(t, q, u))"""
     method: Method = "Prescribed"
+    """Prescribed; Zero (the level's quantity is zero); Free (no motion)"""
     position: Expression | None = Field(None, description="q(t)")
     positionDot: Expression | None = Field(None, description="dq/dt; derived when omitted")
     positionDotDot: Expression | None = Field(None, description="d2q/dt2; derived when omitted")
@@ -95,16 +98,22 @@ class SinusoidMotion(_Motion):
     """Motion::Sinusoid: amplitude * sin(rate * t + phase) is q, u or udot, by level."""
     motionType: Literal["Sinusoid"]
     level: Level
+    """which quantity the sine gives: q, u or u̇"""
     amplitude: FiniteFloat
+    """a in a·sin(rate·t + phase)"""
     rate: FiniteFloat
+    """rate in rad/s"""
     phase: FiniteFloat = 0.0
+    """phase in rad"""
 
 
 class SteadyMotion(_Motion):
     """Motion::Steady: constant rate u."""
     motionType: Literal["Steady"]
     level: Literal["Velocity"] = "Velocity"
+    """always Velocity"""
     u: FiniteFloat
+    """the constant rate of the coordinate"""
 
 
 MotionSpec = Annotated[Union[CustomMotion, SinusoidMotion, SteadyMotion], Field(discriminator="motionType")]

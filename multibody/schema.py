@@ -23,7 +23,7 @@ Vector6 = Annotated[list[FiniteFloat], Field(min_length=6, max_length=6)]
 Vector7 = Annotated[list[FiniteFloat], Field(min_length=7, max_length=7)]
 Matrix3 = Annotated[list[Vector3], Field(min_length=3, max_length=3)]
 Matrix4 = Annotated[list[Vector4], Field(min_length=4, max_length=4)]
-Ref = Annotated[Union[int, str], Field(description="index in its list, or the item's name")]
+Ref = Union[int, str]  # an index in its list, or the item's name
 UnsetUserFunction = Annotated[Literal[0], Field(
     description="user functions are Python code and cannot be sent to a service; 0 (unset) only")]
 
@@ -32,9 +32,11 @@ IDENTITY3 = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
 
 
 class RotationTranslation(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True, use_attribute_docstrings=True)
     rotation: Matrix3 = Field(default_factory=lambda: [r[:] for r in IDENTITY3])
+    """3x3 rotation matrix, row by row"""
     translation: Vector3 = Field(default_factory=lambda: [0.0, 0.0, 0.0])
+    """[x, y, z]"""
 
 
 HT = Annotated[Union[Matrix4, RotationTranslation],
@@ -51,8 +53,9 @@ def ht_parts(ht: Any) -> tuple[list[list[float]], list[float]]:
 class Item(BaseModel):
     """Common to all items: a name, visualization keys kept aside, no unknown keys, strict types
     (a string is not a number)."""
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True, use_attribute_docstrings=True)
     name: str = ""
+    """the item's name, to refer to it instead of its index; default: Exudyn's node0, object1, marker2, ..."""
     visualization: dict[str, Any] = Field(default_factory=dict, description="drawing parameters, kept unchecked")
 
     @model_validator(mode="before")
@@ -88,6 +91,7 @@ class NodeRigidBodyEP(Item):
     initialCoordinates: Vector7 = Field(default_factory=lambda: [0.0] * 7, description="q at startTime, added to reference")
     initialVelocities: Vector7 = Field(default_factory=lambda: [0.0] * 7, description="q̇ at startTime")
     addConstraintEquation: bool = True
+    """add the Euler parameters' normalization constraint (Exudyn's default)"""
 
     @field_validator("referenceCoordinates")
     @classmethod
@@ -100,14 +104,18 @@ class NodeRigidBodyEP(Item):
 class NodePoint(Item):
     nodeType: Literal["Point"]
     referenceCoordinates: Vector3 = Field(default_factory=lambda: [0.0] * 3)
+    """[x, y, z] reference position"""
     initialCoordinates: Vector3 = Field(default_factory=lambda: [0.0] * 3)
+    """displacement [x, y, z] at startTime, added to the reference"""
     initialVelocities: Vector3 = Field(default_factory=lambda: [0.0] * 3)
+    """velocity [vx, vy, vz] at startTime"""
 
 
 class NodePointGround(Item):
     """A ground point: no coordinates; NodeCoordinate markers on it read 0."""
     nodeType: Literal["PointGround"]
     referenceCoordinates: Vector3 = Field(default_factory=lambda: [0.0] * 3)
+    """[x, y, z] position of the ground point"""
 
 
 Node = Annotated[Union[NodeRigidBodyEP, NodePoint, NodePointGround], Field(discriminator="nodeType")]
@@ -117,8 +125,11 @@ Node = Annotated[Union[NodeRigidBodyEP, NodePoint, NodePointGround], Field(discr
 class ObjectGround(Item):
     objectType: Literal["Ground"]
     referencePosition: Vector3 | None = None
+    """position of the ground frame"""
     referenceRotation: Matrix3 | None = None
+    """rotation of the ground frame (3x3, row by row)"""
     referenceHT: HT | None = None
+    """the ground frame as one transformation, instead of referencePosition/Rotation"""
 
     @field_validator("referenceRotation")
     @classmethod
@@ -129,21 +140,28 @@ class ObjectGround(Item):
 class ObjectRigidBody(Item):
     objectType: Literal["RigidBody"]
     nodeNumber: Ref = -1
+    """its RigidBodyEP node (index or name)"""
     mass: FiniteFloat = 0.0
+    """mass in kg; must be positive"""
     inertia: Vector6 = Field(default_factory=lambda: [0.0] * 6,
                              description="[Jxx,Jyy,Jzz,Jyz,Jxz,Jxy] about the reference point, body axes")
     centerOfMass: Vector3 = Field(default_factory=lambda: [0.0] * 3)
+    """center of mass relative to the reference point, body axes"""
 
 
 class ObjectMassPoint(Item):
     objectType: Literal["MassPoint"]
     nodeNumber: Ref = -1
+    """its Point node (index or name)"""
     mass: FiniteFloat = 0.0
+    """mass in kg; must be positive"""
 
 
 class _Connector(Item):
     markerNumbers: Annotated[list[Ref], Field(min_length=2, max_length=2)] = Field(default_factory=lambda: [-1, -1])
+    """[marker 0, marker 1]: the two markers it connects (index or name)"""
     activeConnector: bool = True
+    """false: switched off (no constraint or force)"""
 
 
 class _RotationMarkers(_Connector):
@@ -170,15 +188,20 @@ class ObjectJointSpherical(_Connector):
     objectType: Literal["JointSpherical"]
     constrainedAxes: Annotated[list[Literal[0, 1]], Field(min_length=3, max_length=3)] = Field(
         default_factory=lambda: [1, 1, 1])
+    """translations [x, y, z] held (1) or free (0)"""
 
 
 class ObjectJointGeneric(_RotationMarkers):
     objectType: Literal["JointGeneric"]
     constrainedAxes: Annotated[list[Literal[0, 1]], Field(min_length=6, max_length=6)] = Field(
         default_factory=lambda: [1] * 6)
+    """[x, y, z, rx, ry, rz] in marker 0's joint frame: held (1) or free (0)"""
     offsetUserFunctionParameters: Vector6 = Field(default_factory=lambda: [0.0] * 6)
+    """parameters of offsetUserFunction (Exudyn); no effect without one"""
     offsetUserFunction: UnsetUserFunction = 0
+    """0: none (a Python user function cannot be sent)"""
     offsetUserFunction_t: UnsetUserFunction = 0
+    """0: none (a Python user function cannot be sent)"""
     alternativeConstraints: Literal[False] = Field(False, description="the alternative (triple product) "
                                                    "rotation constraints are not supported")
 
@@ -186,36 +209,55 @@ class ObjectJointGeneric(_RotationMarkers):
 class ObjectConnectorSpringDamper(_Connector):
     objectType: Literal["ConnectorSpringDamper"]
     referenceLength: FiniteFloat = 0.0
+    """length at which the spring force is zero"""
     stiffness: FiniteFloat = 0.0
+    """spring stiffness (N/m)"""
     damping: FiniteFloat = 0.0
+    """damping (N s/m)"""
     force: FiniteFloat = 0.0
+    """constant force added along the spring (N), positive in tension"""
     velocityOffset: FiniteFloat = 0.0
+    """velocity subtracted from the length rate in the damping term"""
     springForceUserFunction: UnsetUserFunction = 0
+    """0: none (a Python user function cannot be sent)"""
 
 
 class ObjectConnectorCartesianSpringDamper(_Connector):
     objectType: Literal["ConnectorCartesianSpringDamper"]
     stiffness: Vector3 = Field(default_factory=lambda: [0.0] * 3)
+    """stiffness per global axis [kx, ky, kz]"""
     damping: Vector3 = Field(default_factory=lambda: [0.0] * 3)
+    """damping per global axis [dx, dy, dz]"""
     offset: Vector3 = Field(default_factory=lambda: [0.0] * 3)
+    """displacement [x, y, z] of marker 1 from marker 0 at zero force"""
     springForceUserFunction: UnsetUserFunction = 0
+    """0: none (a Python user function cannot be sent)"""
 
 
 class ObjectConnectorCoordinateSpringDamper(_Connector):
     objectType: Literal["ConnectorCoordinateSpringDamper"]
     stiffness: FiniteFloat = 0.0
+    """stiffness between the two coordinates"""
     damping: FiniteFloat = 0.0
+    """damping between the two coordinates"""
     offset: FiniteFloat = 0.0
+    """difference q1 - q0 at zero force"""
     springForceUserFunction: UnsetUserFunction = 0
+    """0: none (a Python user function cannot be sent)"""
 
 
 class ObjectConnectorCoordinate(_Connector):
     objectType: Literal["ConnectorCoordinate"]
     offset: FiniteFloat = 0.0
+    """the constraint is factor1·q1 - q0 = offset"""
     factor1: FiniteFloat = 1.0
+    """factor of marker 1's coordinate"""
     velocityLevel: bool = False
+    """constrain the coordinates' velocities instead: factor1·q̇1 - q̇0 = offset"""
     offsetUserFunction: UnsetUserFunction = 0
+    """0: none (a Python user function cannot be sent)"""
     offsetUserFunction_t: UnsetUserFunction = 0
+    """0: none (a Python user function cannot be sent)"""
 
 
 Object = Annotated[Union[
@@ -229,36 +271,47 @@ Object = Annotated[Union[
 class MarkerBodyRigid(Item):
     markerType: Literal["BodyRigid"]
     bodyNumber: Ref = -1
+    """the body (RigidBody or Ground; index or name)"""
     localPosition: Vector3 | None = None
+    """position in body coordinates"""
     localHT: HT | None = None
+    """frame in body coordinates (rotation and position); overrides localPosition"""
 
 
 class MarkerBodyPosition(Item):
     markerType: Literal["BodyPosition"]
     bodyNumber: Ref = -1
+    """the body (index or name)"""
     localPosition: Vector3 = Field(default_factory=lambda: [0.0] * 3)
+    """position in body coordinates"""
 
 
 class MarkerBodyMass(Item):
     markerType: Literal["BodyMass"]
     bodyNumber: Ref = -1
+    """the body whose mass a MassProportional load acts on (index or name)"""
 
 
 class MarkerNodeCoordinate(Item):
     markerType: Literal["NodeCoordinate"]
     nodeNumber: Ref = -1
+    """the node (index or name)"""
     coordinate: int = -1
+    """which of the node's coordinates (0-based); required"""
 
 
 class MarkerNodeRigid(Item):
     markerType: Literal["NodeRigid"]
     nodeNumber: Ref = -1
+    """the RigidBodyEP node (index or name)"""
     localHT: HT | None = None
+    """frame relative to the node's frame"""
 
 
 class MarkerNodePosition(Item):
     markerType: Literal["NodePosition"]
     nodeNumber: Ref = -1
+    """the node (index or name)"""
 
 
 Marker = Annotated[Union[MarkerBodyRigid, MarkerBodyPosition, MarkerBodyMass, MarkerNodeCoordinate,
@@ -269,31 +322,44 @@ Marker = Annotated[Union[MarkerBodyRigid, MarkerBodyPosition, MarkerBodyMass, Ma
 class LoadForceVector(Item):
     loadType: Literal["ForceVector"]
     markerNumber: Ref = -1
+    """the position marker it acts at (index or name)"""
     loadVector: Vector3 = Field(default_factory=lambda: [0.0] * 3)
+    """force [Fx, Fy, Fz] in N, global axes (body axes with bodyFixed)"""
     bodyFixed: bool = False
+    """the vector turns with the body (body axes)"""
     loadVectorUserFunction: UnsetUserFunction = 0
+    """0: none (a Python user function cannot be sent)"""
 
 
 class LoadTorqueVector(Item):
     loadType: Literal["TorqueVector"]
     markerNumber: Ref = -1
+    """the rigid-body marker it acts at (index or name)"""
     loadVector: Vector3 = Field(default_factory=lambda: [0.0] * 3)
+    """torque [Mx, My, Mz] in N m, global axes (body axes with bodyFixed)"""
     bodyFixed: bool = False
+    """the vector turns with the body (body axes)"""
     loadVectorUserFunction: UnsetUserFunction = 0
+    """0: none (a Python user function cannot be sent)"""
 
 
 class LoadMassProportional(Item):
     loadType: Literal["MassProportional"]
     markerNumber: Ref = -1
+    """the BodyMass marker of the body (index or name)"""
     loadVector: Vector3 = Field(default_factory=lambda: [0.0] * 3, description="acceleration, e.g. gravity")
     loadVectorUserFunction: UnsetUserFunction = 0
+    """0: none (a Python user function cannot be sent)"""
 
 
 class LoadCoordinate(Item):
     loadType: Literal["Coordinate"]
     markerNumber: Ref = -1
+    """the NodeCoordinate marker (index or name)"""
     load: FiniteFloat = 0.0
+    """generalized force on the coordinate"""
     loadUserFunction: UnsetUserFunction = 0
+    """0: none (a Python user function cannot be sent)"""
 
 
 Load = Annotated[Union[LoadForceVector, LoadTorqueVector, LoadMassProportional, LoadCoordinate],
@@ -314,12 +380,16 @@ OUTPUT_VARIABLE_TYPES = (
 
 class _Sensor(Item):
     writeToFile: bool = True
+    """Exudyn's sensor file; accepted, the results hold every sensor"""
     fileName: str = ""
+    """Exudyn's sensor file name; accepted, not used"""
     storeInternal: bool = False
+    """accepted; every sensor is stored"""
 
 
 class _OutputSensor(_Sensor):
     outputVariableType: str
+    """what to measure: an output variable of the item (see its type)"""
 
     @field_validator("outputVariableType", mode="before")
     @classmethod
@@ -339,27 +409,33 @@ class _OutputSensor(_Sensor):
 class SensorNode(_OutputSensor):
     sensorType: Literal["Node"]
     nodeNumber: Ref = -1
+    """the node it reads (index or name)"""
 
 
 class SensorObject(_OutputSensor):
     sensorType: Literal["Object"]
     objectNumber: Ref = -1
+    """the object it reads (index or name)"""
 
 
 class SensorBody(_OutputSensor):
     sensorType: Literal["Body"]
     bodyNumber: Ref = -1
+    """the body it reads (index or name)"""
     localPosition: Vector3 = Field(default_factory=lambda: [0.0] * 3)
+    """the point it reads, in body coordinates"""
 
 
 class SensorMarker(_OutputSensor):
     sensorType: Literal["Marker"]
     markerNumber: Ref = -1
+    """the marker it reads (index or name)"""
 
 
 class SensorLoad(_Sensor):
     sensorType: Literal["Load"]
     loadNumber: Ref = -1
+    """the load it reads (index or name)"""
     outputVariableType: str = Field("_None", description="a load sensor gives the load's vector")
 
     @field_validator("outputVariableType", mode="before")
@@ -371,7 +447,9 @@ class SensorLoad(_Sensor):
 class SensorMotion(_Sensor):
     sensorType: Literal["Motion"]
     motionNumber: Ref = -1
+    """the motion it reads (index or name)"""
     outputVariableType: Literal["Coordinate", "Coordinate_t", "Coordinate_tt", "Force"]
+    """the joint coordinate, its rate, its acceleration, or the force (torque) of the motion"""
 
     @field_validator("outputVariableType", mode="before")
     @classmethod
@@ -384,9 +462,11 @@ Sensor = Annotated[Union[SensorNode, SensorObject, SensorBody, SensorMarker, Sen
 
 
 class Solve(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)
     type: Literal["Dynamic", "Static"] = "Dynamic"
+    """a time integration (Dynamic) or a static solve with load steps (Static)"""
     solverType: str = "GeneralizedAlpha"
+    """Exudyn's DynamicSolverType name"""
 
     @field_validator("solverType", mode="before")
     @classmethod
@@ -398,7 +478,7 @@ class Solve(BaseModel):
 
 class ModelDocument(BaseModel):
     """A model: Exudyn item lists, Simbody-style motions, settings and the kind of solve."""
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)
     name: str = ""
     nodes: list[Node] = Field(default_factory=list)
     objects: list[Object] = Field(default_factory=list)

@@ -41,9 +41,9 @@ def _openapi(app: FastAPI) -> dict:
     """FastAPI's document, with the model document's schema taken from the core (multibody.schema):
     the routes read the body as a plain object so that the core reports every problem with its path."""
     from fastapi.openapi.utils import get_openapi
-    from multibody.schema import ModelDocument
+    from multibody.reference import document_json_schema
     schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
-    model = ModelDocument.model_json_schema(ref_template="#/components/schemas/{model}")
+    model = document_json_schema(ref_template="#/components/schemas/{model}")
     components = schema["components"]["schemas"]
     assert not set(model.get("$defs", {})) & set(components), "schema names of core and service collide"
     components.update(model.pop("$defs", {}), ModelDocument=model)

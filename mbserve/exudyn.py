@@ -1,0 +1,123 @@
+"""Write an Exudyn `MainSystem` as an mbserve model document (SPEC section 6).
+
+    import exudyn as exu
+    from mbserve.exudyn import export
+    doc = export(mbs, simulationSettings)          # then Client(url).submit(doc) or `mbserve run`
+
+Items are Exudyn's own dictionaries (`mbs.GetNode(i)`, ...): arrays as lists, enums by name,
+indices as numbers; `simulationSettings` contributes the entries that differ from Exudyn's
+defaults. A Python user function cannot travel in a document: every one that is set is reported
+(item, parameter, its arguments) with the expression form to write instead, in one ExportError.
+Nothing here imports Exudyn: `export` reads the system it is given.
+"""
+from __future__ import annotations
+
+import inspect
+import math
+from typing import Any
+
+import numpy as np
+
+from multibody.settings import defaults as exudyn_default_settings
+
+LISTS = (("nodes", "NumberOfNodes", "GetNode"), ("objects", "NumberOfObjects", "GetObject"),
+         ("markers", "NumberOfMarkers", "GetMarker"), ("loads", "NumberOfLoads", "GetLoad"),
+         ("sensors", "NumberOfSensors", "GetSensor"))
+NOT_EXPORTED = {"VgraphicsData"}  # drawing data: Exudyn returns a placeholder, not the data
+
+
+class ExportError(ValueError):
+    """The system cannot be written as a document; `problems` lists (path, message) pairs."""
+
+    def __init__(self, problems: list[tuple[str, str]]):
+        self.problems = problems
+        super().__init__("; ".join(f"{path}: {message}" for path, message in problems))
+
+
+def _json(value: Any, enum_prefix: bool) -> Any:
+    if hasattr(type(value), "__members__") and hasattr(value, "name"):  # a pybind11 enum
+        return str(value) if enum_prefix else value.name
+    if hasattr(value, "GetIndex"):  # NodeIndex, ObjectIndex, MarkerIndex, ...
+        return int(value.GetIndex())
+    if isinstance(value, np.ndarray):
+        return _json(value.tolist(), enum_prefix)
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        if not math.isfinite(value):
+            raise ValueError(f"{value} is not a finite number")
+        return float(value)
+    if isinstance(value, str) or value is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_json(v, enum_prefix) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _json(v, enum_prefix) for k, v in value.items()}
+    raise ValueError(f"a {type(value).__name__} has no JSON form")
+
+
+def _user_function_problem(path: str, key: str, value: Any) -> str:
+    function = value.get("function") if isinstance(value, dict) else value
+    try:
+        arguments = [p for p in inspect.signature(function).parameters if p not in ("mbs", "itemNumber")]
+    except (TypeError, ValueError):
+        arguments = ["t", "..."]
+    who = getattr(function, "__name__", "a function")
+    example = "a string over " + ", ".join(arguments) + ' (a list of strings for a vector), e.g. "0.1*sin(2*pi*t)"'
+    return (f"{key} is the Python function {who}({', '.join(['mbs', *arguments])}): a document cannot carry "
+            f"Python code; write it as an expression: {example}")
+
+
+def _item(kind: str, index: int, item: dict, problems: list[tuple[str, str]]) -> dict:
+    name = item.get("name") or f"{kind[:-1]}{index}"
+    out = {}
+    for key, value in item.items():
+        path = f"{kind}[{index}] ({name}).{key}"
+        if key in NOT_EXPORTED or value is None:
+            continue
+        if "UserFunction" in key and not key.endswith("Parameters"):
+            if isinstance(value, (int, float)) and value == 0:  # not set
+                out[key] = 0
+            else:
+                problems.append((path, _user_function_problem(path, key, value)))
+            continue
+        try:
+            out[key] = _json(value, enum_prefix=False)
+        except ValueError as exc:
+            problems.append((path, str(exc)))
+    return out
+
+
+def _differences(settings: dict, default: dict) -> dict:
+    """The entries of Exudyn's settings dictionary that differ from its defaults, nested."""
+    out = {}
+    for key, value in settings.items():
+        if key not in default:
+            continue
+        if isinstance(value, dict):
+            sub = _differences(value, default[key])
+            if sub:
+                out[key] = sub
+        elif _json(value, enum_prefix=True) != default[key]:
+            out[key] = _json(value, enum_prefix=True)
+    return out
+
+
+def export(mbs, simulationSettings=None, solve: dict | None = None, name: str = "") -> dict:
+    """`mbs` as a model document; `simulationSettings` (exu.SimulationSettings or its dictionary)
+    gives the document's simulationSettings, `solve` its solve (default: Dynamic, GeneralizedAlpha).
+    Raises ExportError naming every item that cannot be written (a Python user function, ...)."""
+    problems: list[tuple[str, str]] = []
+    doc: dict[str, Any] = {"name": name}
+    for kind, count, getter in LISTS:
+        doc[kind] = [_item(kind, i, getattr(mbs, getter)(i), problems)
+                     for i in range(getattr(mbs.systemData, count)())]
+    if problems:
+        raise ExportError(problems)
+    if simulationSettings is not None:
+        settings = simulationSettings if isinstance(simulationSettings, dict) else simulationSettings.GetDictionary()
+        doc["simulationSettings"] = _differences(settings, exudyn_default_settings())
+    doc["solve"] = dict(solve or {"type": "Dynamic", "solverType": "GeneralizedAlpha"})
+    return doc

@@ -1,0 +1,85 @@
+"""mbserve.exudyn.export: a system built in Exudyn, written as a document, runs in mbserve as the
+shared example it was built from, and gives Exudyn's own results for it."""
+import copy
+
+import numpy as np
+import pytest
+
+import multibody
+from mbserve.exudyn import ExportError, export
+from multibody.settings import resolve
+from tests.conftest import example
+
+exu = pytest.importorskip("exudyn")
+
+CASES = ["mini", "spring_slider", "chain_1", "chain_10"]  # the shared examples without motions
+ADD = (("nodes", "AddNode"), ("objects", "AddObject"), ("markers", "AddMarker"), ("loads", "AddLoad"),
+       ("sensors", "AddSensor"))
+
+
+def set_settings(target, values: dict) -> None:
+    for key, value in values.items():
+        if isinstance(value, dict):
+            set_settings(getattr(target, key), value)
+        else:
+            setattr(target, key, value)
+
+
+def build(doc: dict):
+    """The document's items added to an Exudyn MainSystem as the dictionaries they are."""
+    sc = exu.SystemContainer()
+    mbs = sc.AddSystem()
+    for kind, add in ADD:
+        for item in doc[kind]:
+            if kind == "sensors":  # enums by value, and the data kept for the comparison
+                item = {**item, "storeInternal": True,
+                        "outputVariableType": getattr(exu.OutputVariableType, item["outputVariableType"])}
+            getattr(mbs, add)(item)
+    settings = exu.SimulationSettings()
+    set_settings(settings, doc.get("simulationSettings", {}))
+    mbs.Assemble()
+    return sc, mbs, settings
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_an_exported_exudyn_system_runs_as_the_example_and_as_exudyn(case):
+    doc = example(case)
+    sc, mbs, settings = build(doc)
+    exported = export(mbs, settings, solve=doc["solve"])
+    # only the entries that differ from Exudyn's defaults, which give the example's settings
+    assert resolve(exported["simulationSettings"]) == resolve(doc["simulationSettings"])
+    ours, original = multibody.simulate(exported), multibody.simulate(doc)
+    assert ours.status == "succeeded" and set(ours.sensors) == set(original.sensors)
+    settings.timeIntegration.verboseMode = 0
+    exu.SolveDynamic(mbs, settings)
+    for i, (name, series) in enumerate(ours.sensors.items()):
+        assert np.array_equal(series.data, original.sensors[name].data)  # the same document, the same numbers
+        theirs = np.asarray(mbs.GetSensorStoredData(i))
+        assert theirs.shape == series.data.shape
+        # the same scheme and steps: Exudyn's solution, to Newton's tolerance
+        scale = 1.0 + np.abs(theirs).max()
+        assert np.abs(series.data - theirs).max() <= 1e-6 * scale, name
+
+
+def test_python_user_functions_are_errors_that_name_the_item_and_show_the_expression_form():
+    doc = copy.deepcopy(example("mini"))
+    sc, mbs, settings = build(doc)
+
+    def pull(mbs, t, load):
+        return [0, 0.1 * np.sin(t), 0]
+
+    mbs.SetLoadParameter(0, "loadVectorUserFunction", pull)
+    with pytest.raises(ExportError) as err:
+        export(mbs, settings)
+    (path, message), = err.value.problems
+    assert path == "loads[0] (load0).loadVectorUserFunction"
+    assert "pull(mbs, t, load)" in message and "write it as an expression" in message
+    assert "a string over t, load" in message
+
+
+def test_export_reads_the_system_without_importing_exudyn():
+    import subprocess
+    import sys
+    code = "import sys, mbserve.exudyn; print('exudyn' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
