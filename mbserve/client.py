@@ -140,17 +140,17 @@ class Client:
             raise _api_error(answer)
         return answer
 
-    def submit(self, model: dict | str | Path, *, solution: bool | None = None, **overrides: Any) -> Job:
+    def submit(self, model: dict | str | Path, *, store_solution: bool | None = None, **overrides: Any) -> Job:
         """Submit a model (a document, or the path of a JSON file) as a job. Keyword arguments are
         simulationSettings overrides in Exudyn's nested names, e.g. timeIntegration={"endTime": 2};
-        solution=True stores the solution (Job.solution())."""
+        store_solution=True stores the solution (Job.solution())."""
         if isinstance(model, (str, Path)):
             model = _read_json(Path(model))
         body: dict[str, Any] = {"model": model}
         if overrides:
             body["simulationSettings"] = overrides
-        if solution is not None:
-            body["store"] = {"solution": solution}
+        if store_solution is not None:
+            body["store"] = {"solution": store_solution}
         return Job(self, self.request("POST", "/v1/jobs", json=body).json())
 
     def job(self, job_id: str) -> Job:
@@ -243,9 +243,12 @@ class Job:
         """One sensor of a finished job."""
         return _sensor(self.client.request("GET", f"/v1/jobs/{self.id}/sensors/{name}").json())
 
-    def solution(self) -> dict:
+    def solution(self, wait: bool = True) -> dict:
         """The stored solution (SPEC section 4): its metadata as the API gives it ("columns",
-        "systemSizes", ...) and "data", the rows as a numpy array (time, then the coordinates)."""
+        "systemSizes", ...) and "data", the rows as a numpy array (time, then the coordinates).
+        Waits for the job first unless wait=False; NotFound when the job stored none."""
+        if wait:
+            self.wait(progress=False)
         doc = self.client.request("GET", f"/v1/jobs/{self.id}/solution", params={"format": "json"}).json()
         doc["data"] = np.array(doc["data"], dtype=float).reshape(-1, len(doc["columns"]))
         return doc

@@ -85,15 +85,15 @@ def _message(err: dict, loc: tuple, doc: dict) -> str:
     if kind == "literal_error":
         expected = ctx.get("expected", "")
         if key.endswith("UserFunction") or key.endswith("UserFunction_t"):
+            if isinstance(value, (str, list)):
+                return f"{_show(value)}: {key} does not take an expression (yet); 0 (none) only"
             return f"{_show(value)}: a Python user function cannot be sent in a document; 0 (none) only"
         return f"expected {expected}, got {_show(value)}" + did_you_mean(value, re.findall(r"'([^']*)'", expected))
     if kind in ("value_error", "assertion_error"):
         return str(ctx.get("error", err["msg"]))
-    if kind in ("too_short", "too_long"):
-        low, high = ctx.get("min_length"), ctx.get("max_length")
+    if kind in ("too_short", "too_long"):  # the schema's lists have a fixed length (vectors, matrices, pairs)
+        want = ctx.get("min_length") if kind == "too_short" else ctx.get("max_length")
         got = len(value) if hasattr(value, "__len__") else ctx.get("actual_length")
-        want = f"{low}" if low is not None and low == high else \
-            (f"at least {ctx['min_length']}" if kind == "too_short" else f"at most {ctx['max_length']}")
         return f"expected {want} values, got {got}"
     if kind in _KINDS:
         return f"expected {_KINDS[kind]}, got {_show(value)}"

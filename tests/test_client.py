@@ -39,13 +39,13 @@ def test_settings_overrides_as_keywords(client):
 
 
 def test_the_stored_solution_as_an_array(client):
-    job = client.submit(example("mini"), solution=True, timeIntegration={"numberOfSteps": 20})
+    job = client.submit(example("mini"), store_solution=True, timeIntegration={"numberOfSteps": 20})
     assert job.wait(progress=False) == "succeeded"
     solution = job.solution()
     assert solution["columns"][0] == "time" and solution["data"].shape == (solution["rows"], len(solution["columns"]))
     assert solution["data"][-1, 0] == pytest.approx(1.0)  # the mini example ends at t = 1
     with pytest.raises(NotFound):
-        client.submit(example("mini"), solution=False).solution()
+        client.submit(example("mini"), store_solution=False).solution()
 
 
 def test_an_invalid_model_raises_422_with_its_problems(client):
