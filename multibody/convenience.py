@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, Validatio
 
 from . import rotations as R
 from . import schema as S
-from .values import Problem, did_you_mean
+from .values import Problem
 
 DEFAULT_COLOR = [-1.0, -1.0, -1.0, -1.0]  # exudyn.graphics.color.default: the renderer's default
 Color = Annotated[list[S.FiniteFloat], Field(min_length=4, max_length=4)]
@@ -365,8 +365,7 @@ class _Expansion:
             if not (isinstance(t, str) and t.startswith("Create")):
                 continue
             if t not in CONVENIENCE_ITEMS:
-                self.problem(i, ".objectType", f"unknown convenience item {t!r}"
-                             + (did_you_mean(t, CONVENIENCE_ITEMS) or f"; supported: {', '.join(CONVENIENCE_ITEMS)}"))
+                self.problem(i, ".objectType", f"unknown convenience item {t!r}; supported: {', '.join(CONVENIENCE_ITEMS)}")
                 continue
             try:
                 specs[i] = CONVENIENCE_ITEMS[t].model_validate(item)

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import Annotated, Literal, Union
 
 import numpy as np
-from pydantic import (BaseModel, ConfigDict, Field, FiniteFloat, StrictFloat, StrictInt, StrictStr, TypeAdapter,
-                      field_validator, model_validator)
+from pydantic import (AllowInfNan, BaseModel, ConfigDict, Field, FiniteFloat, Strict, StrictFloat, StrictInt, StrictStr,
+                      TypeAdapter, field_validator, model_validator)
 
 from . import programs as P
 from .programs import EvaluationError
@@ -48,6 +48,10 @@ EXPRESSION_FIELDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "acceleration": ("Acceleration", ("t", "q", "u")),
 }
 BASE_FIELD = {"Position": "position", "Velocity": "velocity", "Acceleration": "acceleration"}
+
+# a range is a JSON list: lax as a tuple (a list becomes the pair), strict in its numbers
+StrictFinite = Annotated[float, Strict(), AllowInfNan(False)]
+
 
 class _Motion(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)
@@ -80,11 +84,11 @@ class CustomMotion(_Motion):
     velocity: Expression | None = Field(None, description="u(t, q)")
     velocityDot: Expression | None = Field(None, description="total du/dt = ∂u/∂t + ∂u/∂q·u; derived when omitted")
     acceleration: Expression | None = Field(None, description="udot(t, q, u)")
-    qRange: tuple[FiniteFloat, FiniteFloat] | None = Field(
-        None, description="[min, max] of the coordinate during the run, if known: laws of q are evaluated over it "
+    qRange: tuple[StrictFinite, StrictFinite] | None = Field(
+        None, strict=False, description="[min, max] of the coordinate during the run, if known: laws of q are evaluated over it "
                           "(and the time span) at validation")
-    uRange: tuple[FiniteFloat, FiniteFloat] | None = Field(
-        None, description="[min, max] of the rate during the run, if known: as qRange, for laws of u")
+    uRange: tuple[StrictFinite, StrictFinite] | None = Field(
+        None, strict=False, description="[min, max] of the rate during the run, if known: as qRange, for laws of u")
 
     @field_validator("qRange", "uRange")
     @classmethod
