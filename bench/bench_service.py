@@ -1,11 +1,17 @@
-"""Service overhead and small-job throughput, embedded and (when reachable) Redis + PostgreSQL.
+"""Service overhead and small-job throughput, embedded and (when reachable) Redis + PostgreSQL;
+big results from PostgreSQL.
 
-- overhead: median over runs of (end-to-end latency of one mini job: POST, poll every 5 ms,
-  GET results) minus the job's own solveSeconds; next to the in-process solve;
-- throughput: mini jobs per second with 2 worker processes (jobs posted by 8 clients), next to
-  a no-op Celery task on the same broker and settings (2 worker processes): the floor.
+- overhead: median over runs of (end-to-end latency of one mini job: POST, long poll
+  `?wait=60`, GET results, one client with keep-alive) minus the job's own solveSeconds; next to
+  the in-process solve;
+- throughput: mini jobs per second with 2 worker processes (jobs posted by 8 threads sharing one
+  client's connections, long poll), next to a no-op Celery task on the same broker and settings
+  (2 worker processes): the floor;
+- big results (distributed): a ~120 MB results document streamed from PostgreSQL (MB/s), the
+  API's RSS before and after, and the median of other requests (GET status) idle and during 20
+  concurrent downloads.
 
-    python bench/bench_service.py [--runs 20] [--jobs 40]
+    python bench/bench_service.py [--runs 20] [--jobs 40] [--big-steps 200000]
 """
 from __future__ import annotations
 
@@ -31,12 +37,11 @@ from tests.support import free_port, start, stop, wait_http  # noqa: E402
 MINI = json.loads((ROOT.parent / "shared" / "examples" / "mini" / "model.json").read_text())
 
 
-def wait_done(client: httpx.Client, job_id: str, poll: float) -> dict:
+def wait_done(client: httpx.Client, job_id: str) -> dict:
     while True:
-        job = client.get(f"/v1/jobs/{job_id}").json()
+        job = client.get(f"/v1/jobs/{job_id}", params={"wait": 60}).json()
         if job["status"] not in ("queued", "running"):
             return job
-        time.sleep(poll)
 
 
 def latency(url: str, runs: int) -> dict:
@@ -47,7 +52,7 @@ def latency(url: str, runs: int) -> dict:
         for _ in range(runs + 1):
             t0 = time.perf_counter()
             job = client.post("/v1/jobs", json={"model": MINI}).json()
-            done = wait_done(client, job["id"], poll=0.005)
+            done = wait_done(client, job["id"])
             results = client.get(f"/v1/jobs/{job['id']}/results").json()
             total = time.perf_counter() - t0
             solve = results["solver"]["solveSeconds"]
@@ -59,14 +64,59 @@ def latency(url: str, runs: int) -> dict:
 
 
 def throughput(url: str, jobs: int) -> float:
-    def one(_):
-        with httpx.Client(base_url=url, timeout=120) as client:
+    limits = httpx.Limits(max_connections=16, max_keepalive_connections=16)
+    with httpx.Client(base_url=url, timeout=120, limits=limits) as client:
+        def one(_):
             job = client.post("/v1/jobs", json={"model": MINI}).json()
-            assert wait_done(client, job["id"], poll=0.1)["status"] == "succeeded"  # 8 clients: poll gently
-    t0 = time.perf_counter()
-    with ThreadPoolExecutor(8) as pool:
-        list(pool.map(one, range(jobs)))
-    return jobs / (time.perf_counter() - t0)
+            assert wait_done(client, job["id"])["status"] == "succeeded"
+        t0 = time.perf_counter()
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(one, range(jobs)))
+        return jobs / (time.perf_counter() - t0)
+
+
+def big_results(url: str, api_pid: int, steps: int) -> dict:
+    """One job with a big results document, then: a full download (MB/s), the API's RSS, and
+    GET status medians idle and while 20 clients download the document at once."""
+    import psutil
+    api = psutil.Process(api_pid)
+    overrides = {"timeIntegration": {"numberOfSteps": steps}, "solution": {"sensors": {"writePeriod": 1e-9}}}
+    with httpx.Client(base_url=url, timeout=600) as client:
+        job = client.post("/v1/jobs", json={"model": MINI, "simulationSettings": overrides}).json()
+        done = wait_done(client, job["id"])
+        assert done["status"] == "succeeded", done
+        rss0 = api.memory_info().rss
+
+        def download() -> tuple[int, float]:
+            t0, size = time.perf_counter(), 0
+            with client.stream("GET", f"/v1/jobs/{job['id']}/results") as answer:
+                for part in answer.iter_raw(1 << 20):
+                    size += len(part)
+            return size, time.perf_counter() - t0
+        download()  # warm: the database's cache
+        sizes = [download() for _ in range(3)]
+        size, seconds = min(sizes, key=lambda s: s[1])
+        rss1 = api.memory_info().rss
+
+        def status_times(n: int) -> list[float]:
+            out = []
+            for _ in range(n):
+                t0 = time.perf_counter()
+                client.get(f"/v1/jobs/{job['id']}").raise_for_status()
+                out.append(time.perf_counter() - t0)
+                time.sleep(0.01)
+            return out
+        idle = statistics.median(status_times(50))
+        peak = [rss1]
+        with ThreadPoolExecutor(20) as pool:
+            downloads = [pool.submit(download) for _ in range(20)]
+            busy = []
+            while not all(d.done() for d in downloads):
+                busy += status_times(5)
+                peak.append(api.memory_info().rss)
+            total = sum(d.result()[0] for d in downloads)
+    return {"bytes": size, "mbps": size / seconds / 1e6, "rss0": rss0, "rss1": rss1, "rssPeak": max(peak),
+            "idle": idle, "busy": statistics.median(busy), "busyCount": len(busy), "total": total}
 
 
 def noop_floor(env: dict, work: Path, runs: int, jobs: int) -> tuple[float, float]:
@@ -99,6 +149,7 @@ def run_setup(name: str, env: dict, serve_args: list[str], worker: bool, work: P
         wait_http(f"{url}/readyz", procs[0], work / "api.log")
         lat = latency(url, args.runs)
         rate = throughput(url, args.jobs)
+        big = big_results(url, procs[0].pid, args.big_steps) if worker and args.big_steps else None
     finally:
         for p in procs:
             stop(p)
@@ -113,12 +164,19 @@ def run_setup(name: str, env: dict, serve_args: list[str], worker: bool, work: P
     print(f"  mini jobs/s, 2 worker processes:           {rate:8.2f}")
     print(f"  no-op tasks/s, 2 worker processes:         {noop_rate:8.2f}  "
           f"(mini / no-op = {rate / noop_rate:.3f})")
+    if big:
+        print(f"  results document of {big['bytes'] / 1e6:.0f} MB streamed from PostgreSQL: {big['mbps']:8.1f} MB/s")
+        print(f"  API RSS: {big['rss0'] / 1e6:.0f} MB before, {big['rss1'] / 1e6:.0f} MB after 4 downloads, "
+              f"{big['rssPeak'] / 1e6:.0f} MB peak during 20 concurrent")
+        print(f"  GET status median: idle {big['idle'] * 1e3:.1f} ms, during 20 concurrent downloads "
+              f"{big['busy'] * 1e3:.1f} ms ({big['busy'] / big['idle']:.2f}x, {big['busyCount']} requests)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--jobs", type=int, default=40)
+    parser.add_argument("--big-steps", type=int, default=200000, help="steps of the big-results job (0: skip)")
     args = parser.parse_args()
     os.chdir(ROOT)
     solve = solve_in_process(args.runs)

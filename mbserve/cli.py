@@ -27,11 +27,11 @@ def _load(path: Path):
         raise typer.Exit(2)
 
 
-def _write(doc_text: str, output: Path | None) -> None:
+def _write(doc: bytes, output: Path | None) -> None:
     if output is None:
-        sys.stdout.write(doc_text + "\n")
+        sys.stdout.buffer.write(doc + b"\n")
     else:
-        output.write_text(doc_text)
+        output.write_bytes(doc)
 
 
 def _migrate(settings) -> None:
@@ -65,6 +65,7 @@ def _settings(data_dir: Path | None = None, host: str | None = None):
 def run(model: ModelFile, output: Output = None):
     """Validate and run a model in-process; write the results document."""
     import multibody
+    from store.formats import document_bytes
     doc = _load(model)
     try:
         results = multibody.simulate(doc)
@@ -72,7 +73,7 @@ def run(model: ModelFile, output: Output = None):
         for problem in exc.problems:
             typer.echo(str(problem), err=True)
         raise typer.Exit(2)
-    _write(json.dumps(results.to_document()), output)
+    _write(document_bytes(results), output)
     if results.status != "succeeded":
         typer.echo(f"simulation failed: {(results.error or {}).get('message', '')}", err=True)
         raise typer.Exit(1)
@@ -156,7 +157,7 @@ def submit(model: ModelFile,
             status = job.wait(progress=True)
             if status == "canceled":
                 _fail(f"job {job.id} was canceled", 1)
-            _write(client.request("GET", f"/v1/jobs/{job.id}/results").text, output)
+            _write(client.request("GET", f"/v1/jobs/{job.id}/results").content, output)
             if status != "succeeded":
                 _fail(f"job {job.id} failed: {(job.error or {}).get('message', '')}", 1)
     except InvalidRequest as exc:

@@ -13,6 +13,7 @@ from store.config import Settings, get_settings
 from . import errors
 from .api.routes import health, jobs, models, solution, sweeps
 from .embedded import EmbeddedWorker
+from .events import JobWaiters
 from .limits import BodyLimit, RateLimiter
 
 log = logging.getLogger(__name__)
@@ -70,7 +71,9 @@ def create_app(settings: Settings | None = None, embedded_worker: bool = False) 
         worker = EmbeddedWorker(settings) if embedded_worker else None
         if worker:
             worker.start()
+        app.state.waiters.start()
         yield
+        app.state.waiters.stop()
         stop.set()
         if worker:
             worker.stop()
@@ -82,6 +85,7 @@ def create_app(settings: Settings | None = None, embedded_worker: bool = False) 
                               "sensor time series out.")
     app.state.settings = settings
     app.state.rate_limiter = RateLimiter(settings.rate_limit_per_minute)
+    app.state.waiters = JobWaiters(settings)
     app.openapi = lambda: app.openapi_schema or _openapi(app)
     errors.install(app)
     for module in (models, jobs, solution, sweeps, health):

@@ -20,6 +20,11 @@ class Settings(BaseSettings):
     database_url: str | None = Field(None, description="default: sqlite:///<data_dir>/mbserve.sqlite3")
     broker_url: str | None = Field(None, description="default: the filesystem broker under <data_dir>/broker")
     results_dir: Path | None = Field(None, description="default: <data_dir>/results")
+    results_url: str | None = Field(None, description="an fsspec URL (s3://bucket/prefix, ...): big results "
+                                                      "go there instead of the database or results_dir")
+    results_in_database: bool | None = Field(None, description="default: true unless the database is SQLite "
+                                                               "(a worker then needs no shared filesystem)")
+    inline_result_bytes: int = 1_000_000  # results up to this size go into the database in every setup
 
     host: str = "127.0.0.1"
     require_api_key: bool | None = Field(None, description="default: required unless host is loopback")
@@ -32,7 +37,7 @@ class Settings(BaseSettings):
     requeue_after_seconds: float = 60.0  # a job queued this long without a worker is sent again
     max_attempts: int = 3
     job_time_limit: float = 3600.0  # wall seconds per job, then failed with code time_limit
-    broker_poll_seconds: float = 0.05  # filesystem broker only
+    broker_poll_seconds: float = 1.0  # filesystem broker only: the fallback when a wake-up datagram is lost
 
     # limits on user input
     max_request_bytes: int = 10_000_000
@@ -60,6 +65,12 @@ class Settings(BaseSettings):
     @property
     def database(self) -> str:
         return self.database_url or f"sqlite:///{self.data_dir.resolve() / 'mbserve.sqlite3'}"
+
+    @property
+    def results_in_db(self) -> bool:
+        if self.results_in_database is not None:
+            return self.results_in_database
+        return not self.database.startswith("sqlite")
 
     @property
     def broker(self) -> str:

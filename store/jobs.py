@@ -18,8 +18,10 @@ from sqlalchemy import and_, exists, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from . import notify
 from .config import Settings
-from .models import Job, Model, Result, SweepVariation, utcnow
+from .models import Job, Model, SweepVariation, utcnow
+from .results import Prepared
 
 FINISHED = ("succeeded", "failed", "canceled")
 
@@ -82,61 +84,80 @@ def create_job(session: Session, owner: str, model_id: str, overrides: dict | No
     return job
 
 
-def claim(session: Session, job_id: str, lease_seconds: float) -> tuple[Job, str] | None:
+def _announced(settings: Settings, stmt):
+    """The statement, notifying listeners of the job's change at its commit (PostgreSQL: in the
+    same round trip, as a RETURNING column)."""
+    return stmt.returning(notify.pg_notify(Job.id)) if notify.postgres(settings) else stmt
+
+
+def claim(session: Session, settings: Settings, job_id: str) -> tuple[Job, str] | None:
     """Take the job for this worker: (job, token), or None when it is finished, canceled or
-    held by a live worker."""
+    held by a live worker. One statement: UPDATE ... RETURNING."""
     token = secrets.token_hex(16)
     now = utcnow()
-    res = session.execute(
+    job = session.scalars(_announced(
+        settings,
         update(Job)
         .where(Job.id == job_id,
                or_(Job.status == "queued",
                    and_(Job.status == "running", Job.lease_expires_at < now)))
-        .values(status="running", lease_token=token, lease_expires_at=now + timedelta(seconds=lease_seconds),
-                attempts=Job.attempts + 1, started_at=now, progress=0.0))
+        .values(status="running", lease_token=token, lease_expires_at=now + timedelta(seconds=settings.lease_seconds),
+                attempts=Job.attempts + 1, started_at=now, progress=0.0)
+        .returning(Job)), execution_options={"synchronize_session": False}).one_or_none()
     session.commit()
-    if res.rowcount != 1:
+    if job is None:
         return None
-    return session.get(Job, job_id, populate_existing=True), token
+    notify.after_commit(settings, job_id)
+    return job, token
 
 
-def heartbeat(session: Session, job_id: str, token: str, lease_seconds: float, progress: float) -> bool:
+def heartbeat(session: Session, settings: Settings, job_id: str, token: str, progress: float) -> bool:
     """Extend the lease and record progress; False when the job is no longer ours (canceled, or
     taken over after our lease expired): the worker then stops."""
-    res = session.execute(
-        update(Job).where(Job.id == job_id, Job.lease_token == token, Job.status == "running")
-        .values(lease_expires_at=utcnow() + timedelta(seconds=lease_seconds), progress=progress))
+    ours = _changed(session, settings, update(Job).where(
+        Job.id == job_id, Job.lease_token == token, Job.status == "running").values(
+        lease_expires_at=utcnow() + timedelta(seconds=settings.lease_seconds), progress=progress))
     session.commit()
-    return res.rowcount == 1
+    if ours:
+        notify.after_commit(settings, job_id)
+    return ours
 
 
-def finish(session: Session, job_id: str, token: str, status: str, *, error: dict | None = None,
-           result: Result | None = None, sweep_outputs: dict | None = None) -> bool:
+def _changed(session: Session, settings: Settings, stmt) -> bool:
+    """Run an UPDATE of one job (notifying at commit); whether it matched."""
+    if notify.postgres(settings):
+        return len(session.execute(_announced(settings, stmt)).all()) == 1
+    return session.execute(stmt).rowcount == 1
+
+
+def finish(session: Session, settings: Settings, job_id: str, token: str, status: str, *,
+           error: dict | None = None, results: Prepared | None = None, sweep_outputs: dict | None = None) -> bool:
     """Final status and results (and a sweep variation's outputs) in one transaction; False
     (nothing stored) when the job is no longer ours."""
     values = dict(status=status, finished_at=utcnow(), error=error, lease_expires_at=None)
     if status == "succeeded":
         values["progress"] = 1.0
-    res = session.execute(update(Job).where(Job.id == job_id, Job.lease_token == token,
-                                            Job.status == "running").values(**values))
-    if res.rowcount != 1:
+    if not _changed(session, settings, update(Job).where(Job.id == job_id, Job.lease_token == token,
+                                                         Job.status == "running").values(**values)):
         session.rollback()
         return False
-    if result is not None:
-        session.add(result)
+    if results is not None:
+        results.add(session)
     if sweep_outputs is not None:
         session.execute(update(SweepVariation).where(SweepVariation.job_id == job_id).values(outputs=sweep_outputs))
     session.commit()
+    notify.after_commit(settings, job_id)
     return True
 
 
-def cancel(session: Session, job: Job) -> bool:
+def cancel(session: Session, settings: Settings, job: Job) -> bool:
     """Cancel a queued or running job; a running worker sees it at its next heartbeat."""
-    res = session.execute(update(Job).where(Job.id == job.id, Job.status.in_(("queued", "running")))
-                          .values(status="canceled", finished_at=utcnow(), lease_expires_at=None))
+    canceled = _changed(session, settings, update(Job).where(Job.id == job.id, Job.status.in_(("queued", "running")))
+                        .values(status="canceled", finished_at=utcnow(), lease_expires_at=None))
     session.commit()
+    notify.after_commit(settings, job.id)
     session.refresh(job)
-    return res.rowcount == 1
+    return canceled
 
 
 def reconcile(session: Session, settings: Settings) -> list[str]:

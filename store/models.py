@@ -4,7 +4,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (JSON, DateTime, Float, ForeignKey, Index, Integer, LargeBinary, String, Text,
+                        UniqueConstraint)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
@@ -76,15 +77,27 @@ class Job(Base):
 
 
 class Result(Base):
-    """A finished job's results: the document without sensor data, plus the arrays' file."""
+    """A finished job's results: the document without sensor data, and where the arrays are
+    (store.results)."""
     __tablename__ = "results"
 
     job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id"), primary_key=True)
     head: Mapped[dict[str, Any]]  # status, warnings, solver, error
-    # [{name, key, sensorType, item, outputVariableType, columns, rows}]
+    # [{name, key, sensorType, item, outputVariableType, columns, rows, cols, offset}]
     sensors: Mapped[list] = mapped_column(JSONType)
-    path: Mapped[str | None] = mapped_column(String(255))  # relative to Settings.results
+    storage: Mapped[str | None] = mapped_column(String(8))  # db | file | url | npz (stored before 0003)
+    path: Mapped[str | None] = mapped_column(String(255))  # file: relative to Settings.results; url: to results_url
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class ResultChunk(Base):
+    """Raw little-endian float64 rows of one sensor, ~1 MiB per chunk, in order of seq."""
+    __tablename__ = "result_chunks"
+
+    job_id: Mapped[str] = mapped_column(ForeignKey("results.job_id", ondelete="CASCADE"), primary_key=True)
+    sensor: Mapped[int] = mapped_column(Integer, primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
 
 
 class ApiKey(Base):

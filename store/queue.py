@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from . import fsbroker  # noqa: F401  registers the 'mbfs' transport alias
 from .config import Settings
 from .models import Job
+from .notify import socket_address
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +30,8 @@ def get_celery(settings: Settings) -> Celery:
     if settings.broker_url is None:
         folder = str(settings.broker_dir)
         options = {"data_folder_in": folder, "data_folder_out": folder,
-                   "polling_interval": settings.broker_poll_seconds}
+                   "polling_interval": settings.broker_poll_seconds,
+                   "wake_address": socket_address(settings, "broker")}
     elif broker.startswith(("redis", "rediss")):
         # above the time limit, so a running job is not delivered twice (celery#5935); the lease
         # would make such a second delivery do nothing, but it would still hold a worker slot

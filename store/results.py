@@ -1,144 +1,195 @@
-"""Results storage: sensor arrays losslessly in one compressed .npz per job attempt, streamed
-back out as the SPEC section 4 JSON document or as Exudyn sensor files, chunk by chunk.
+"""Results storage: sensor arrays as raw float64 (lossless, uncompressed), streamed back out as
+the SPEC section 4 JSON document or as Exudyn sensor files, a chunk at a time.
 
-The JSON text is what `json.dumps(results.to_document())` gives (Python float repr), so the
-service's document equals `mbserve run`'s byte for byte.
+Where the arrays go (`Result.storage`):
+- "db": rows of `result_chunks` (~1 MiB each) in the job's finish transaction: every result up
+  to `inline_result_bytes`, and all results when `Settings.results_in_db` (the distributed
+  setup), so a worker needs only the database and the broker;
+- "url": one file per job under `MBSERVE_RESULTS_URL`, an fsspec URL (s3://, gs://, file://...);
+- "file": one file per job under the local results directory (the embedded setup);
+- "npz": results stored before these, one compressed .npz per job: still read.
+
+Compression does not pay: float64 solver output shrinks by ~10 % under zlib at a cost of ~15 %
+of the solve. The formats (JSON, CSV) are store.formats'.
 """
 from __future__ import annotations
 
-import json
 import os
-import re
 import zipfile
-from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import numpy as np
+from sqlalchemy import insert, select
+from sqlalchemy.orm import Session
 
-from multibody.solution import csv_rows, header
-
-CHUNK_ROWS = 4096
-SOLUTION_KEY = "solution"
-HEAD_KEYS = ("status", "warnings", "solver", "error")
-META_KEYS = ("sensorType", "item", "outputVariableType", "columns")
+from .config import Settings
+from .formats import CHUNK_BYTES, Memory, Source, chunk_rows, split
+from .models import Result, ResultChunk
 
 
-def write_results(root: Path, job_id: str, token: str, results) -> tuple[str | None, dict, list[dict]]:
-    """Write `results` (a multibody.Results) under root; returns (relative path, head, sensor metadata).
+@dataclass
+class Prepared:
+    """A job's results, ready to be stored by `add` in the job's finish transaction."""
+    result: Result
+    arrays: list[np.ndarray]
 
-    The file is named by the claim token and renamed into place, so a killed attempt leaves at
-    most a stray file and never half of the file the database points to.
-    """
-    head = {"status": results.status, "warnings": list(results.warnings), "solver": dict(results.solver)}
-    if results.error is not None:
-        head["error"] = results.error
-    sensors, arrays = [], {}
-    if results.solution is not None:  # its metadata in the head (not part of the results document)
-        head["solution"] = results.solution.meta()
-        arrays[SOLUTION_KEY] = np.ascontiguousarray(results.solution.data)
-    for i, (name, s) in enumerate(results.sensors.items()):
-        key = f"s{i}"
-        data = np.ascontiguousarray(s.data)
-        arrays[key] = data
-        sensors.append({"name": name, "key": key, "sensorType": s.sensorType, "item": s.item,
-                        "outputVariableType": s.outputVariableType, "columns": list(s.columns),
-                        "rows": int(data.shape[0]) if data.ndim else 0})
-    if not arrays:
-        return None, head, sensors
-    rel = f"{job_id}/{token}.npz"
-    path = root / rel
+    def add(self, session: Session) -> None:
+        session.add(self.result)
+        if self.result.storage != "db":
+            return
+        session.flush()
+        batch = []
+        for i, data in enumerate(self.arrays):  # `sensor` is the array's index (solution included)
+            step = chunk_rows(data.shape[1])
+            for seq, start in enumerate(range(0, data.shape[0], step)):
+                batch.append({"job_id": self.result.job_id, "sensor": i, "seq": seq,
+                              "data": data[start:start + step].tobytes()})
+                if len(batch) == 16:  # bounded memory for big results
+                    session.execute(insert(ResultChunk), batch)
+                    batch = []
+        if batch:
+            session.execute(insert(ResultChunk), batch)
+
+    def discard(self, settings: Settings) -> None:
+        """Remove our file when the job was not ours to finish after all."""
+        if self.result.storage == "file":
+            (settings.results / self.result.path).unlink(missing_ok=True)
+        elif self.result.storage == "url":
+            fs, path = _fs(settings)
+            fs.rm(f"{path}/{self.result.path}")
+
+
+def _fs(settings: Settings):
+    import fsspec
+    fs, path = fsspec.core.url_to_fs(settings.results_url)
+    return fs, path.rstrip("/")
+
+
+def prepare(settings: Settings, job_id: str, token: str, results) -> Prepared:
+    """Choose where the arrays go; a file is written now (named by the claim token, so a killed
+    attempt leaves at most a stray file and never half of the one the database points to)."""
+    head, sensors, arrays = split(results)
+    size = sum(a.nbytes for a in arrays)
+    if size <= settings.inline_result_bytes or (settings.results_in_db and not settings.results_url):
+        return Prepared(Result(job_id=job_id, head=head, sensors=sensors, path=None, storage="db"), arrays)
+    rel = f"{job_id}/{token}.f64"
+    if settings.results_url:
+        fs, root = _fs(settings)
+        fs.makedirs(f"{root}/{job_id}", exist_ok=True)
+        with fs.open(f"{root}/{rel}", "wb") as f:  # an object store shows the object when complete
+            _write_arrays(f, arrays)
+        return Prepared(Result(job_id=job_id, head=head, sensors=sensors, path=rel, storage="url"), arrays)
+    path = settings.results / rel
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     with open(tmp, "wb") as f:
-        np.savez_compressed(f, **arrays)
+        _write_arrays(f, arrays)
         f.flush()
-        os.fsync(f.fileno())
+        os.fsync(f.fileno())  # durable before the commit that points to it (big results only)
     os.replace(tmp, path)
-    return rel, head, sensors
+    return Prepared(Result(job_id=job_id, head=head, sensors=sensors, path=rel, storage="file"), arrays)
 
 
-def remove_other_attempts(root: Path, job_id: str, keep: str | None) -> None:
-    folder = root / job_id
+def _write_arrays(f: IO[bytes], arrays: list[np.ndarray]) -> None:
+    for a in arrays:
+        if a.size:
+            f.write(memoryview(a).cast("B"))
+
+
+def remove_other_attempts(settings: Settings, job_id: str, keep: str | None) -> None:
+    keep_name = Path(keep or "").name
+    if settings.results_url:
+        fs, root = _fs(settings)
+        if fs.exists(f"{root}/{job_id}"):
+            for f in fs.ls(f"{root}/{job_id}", detail=False):
+                if Path(f).name != keep_name:
+                    fs.rm(f)
+    folder = settings.results / job_id
     if folder.is_dir():
         for f in folder.iterdir():
-            if f.name != Path(keep or "").name:
+            if f.name != keep_name:
                 f.unlink(missing_ok=True)
 
 
-def iter_rows(root: Path, rel: str, key: str) -> Iterator[np.ndarray]:
-    """The rows of one stored array, CHUNK_ROWS at a time, never the whole array in memory."""
-    with zipfile.ZipFile(root / rel) as zf, zf.open(f"{key}.npy") as f:
-        version = np.lib.format.read_magic(f)
-        read_header = {(1, 0): np.lib.format.read_array_header_1_0,
-                       (2, 0): np.lib.format.read_array_header_2_0}[version]
-        shape, fortran, dtype = read_header(f)
-        if len(shape) != 2 or fortran:  # empty or oddly shaped: small, read as a whole
-            f.seek(0)
-            yield np.lib.format.read_array(f)
-            return
-        row_bytes = shape[1] * dtype.itemsize
-        left = shape[0]
+class _Database(Source):
+    """Pages of chunks, each page its own short session: no connection held while a slow
+    client reads."""
+
+    def __init__(self, sessionmaker, job_id: str):
+        self.sessionmaker, self.job_id = sessionmaker, job_id
+
+    def rows(self, sensor):
+        index, cols, seq = sensor["index"], sensor["cols"], 0
+        while True:
+            with self.sessionmaker() as session:
+                page = session.scalars(select(ResultChunk.data).where(
+                    ResultChunk.job_id == self.job_id, ResultChunk.sensor == index,
+                    ResultChunk.seq >= seq, ResultChunk.seq < seq + 8).order_by(ResultChunk.seq)).all()
+            for data in page:
+                yield np.frombuffer(data, dtype="<f8").reshape(-1, cols)
+            if len(page) < 8:
+                return
+            seq += 8
+
+
+class _File(Source):
+    """One open file (local or fsspec) for all sensors of a document."""
+
+    def __init__(self, f: IO[bytes]):
+        self.f = f
+
+    def rows(self, sensor):
+        cols, left = sensor["cols"], sensor["rows"]
+        step = chunk_rows(cols)
+        self.f.seek(sensor["offset"])
         while left > 0:
-            n = min(left, CHUNK_ROWS)
-            buf = f.read(n * row_bytes)
-            yield np.frombuffer(buf, dtype=dtype).reshape(n, shape[1])
+            n = min(left, step)
+            yield np.frombuffer(self.f.read(n * cols * 8), dtype="<f8").reshape(n, cols)
             left -= n
 
-
-def _data_json(root: Path, rel: str | None, sensor: dict) -> Iterator[str]:
-    yield "["
-    first = True
-    if rel is not None:
-        for chunk in iter_rows(root, rel, sensor["key"]):
-            if chunk.size == 0:
-                continue
-            if not first:
-                yield ", "
-            yield json.dumps(chunk.tolist())[1:-1]
-            first = False
-    yield "]"
+    def __exit__(self, *exc):
+        self.f.close()
 
 
-def sensor_json(root: Path, rel: str | None, sensor: dict) -> Iterator[str]:
-    """One sensor as in the results document: {"sensorType", "item", "outputVariableType", "columns", "data"}."""
-    yield json.dumps({k: sensor[k] for k in META_KEYS})[:-1] + ', "data": '
-    yield from _data_json(root, rel, sensor)
-    yield "}"
+class _Npz(Source):
+    """Results stored before raw files: one compressed .npz per job, opened once per document."""
+
+    def __init__(self, path: Path):
+        self.zf = zipfile.ZipFile(path)
+
+    def rows(self, sensor):
+        with self.zf.open(f"{sensor['key']}.npy") as f:
+            version = np.lib.format.read_magic(f)
+            shape, fortran, dtype = {(1, 0): np.lib.format.read_array_header_1_0,
+                                     (2, 0): np.lib.format.read_array_header_2_0}[version](f)
+            if len(shape) != 2 or fortran:  # empty or oddly shaped: small, read as a whole
+                f.seek(0)
+                data = np.lib.format.read_array(f)
+                yield data if data.ndim == 2 else data.reshape(-1, max(len(sensor.get("columns", ())), 1))
+                return
+            step, left = chunk_rows(shape[1]), shape[0]
+            while left > 0:
+                n = min(left, step)
+                yield np.frombuffer(f.read(n * shape[1] * dtype.itemsize), dtype=dtype).reshape(n, shape[1])
+                left -= n
+
+    def __exit__(self, *exc):
+        self.zf.close()
 
 
-def document_json(root: Path, head: dict, rel: str | None, sensors: list[dict]) -> Iterator[str]:
-    yield json.dumps({k: head[k] for k in HEAD_KEYS if k in head})[:-1] + ', "sensors": {'
-    for i, sensor in enumerate(sensors):
-        yield (", " if i else "") + json.dumps(sensor["name"]) + ": "
-        yield from sensor_json(root, rel, sensor)
-    yield "}}"
+def open_source(settings: Settings, sessionmaker, result: Result | None) -> Source:
+    if result is None:
+        return Memory([])
+    storage = result.storage or ("npz" if result.path else "db")
+    if storage == "db":
+        return _Database(sessionmaker, result.job_id)
+    if storage == "url":
+        fs, root = _fs(settings)
+        return _File(fs.open(f"{root}/{result.path}", "rb", block_size=CHUNK_BYTES))
+    if storage == "file":
+        return _File(open(settings.results / result.path, "rb", buffering=0))
+    return _Npz(settings.results / result.path)
 
 
-def sensor_csv(root: Path, rel: str | None, sensor: dict, job_id: str) -> Iterator[str]:
-    """Exudyn's sensor file layout, so exudyn.plot.PlotSensor reads it: '#' header lines, then
-    'time,values...' rows (here with Python's float repr, lossless)."""
-    number = re.fullmatch(r"[a-z]+(\d+)", sensor["item"] or "")
-    yield (f"#Exudyn sensor output file written by mbserve; job {job_id}, sensor {json.dumps(sensor['name'])}\n"
-           f"#measure {sensor['sensorType']} number = {number.group(1) if number else -1}\n"
-           f"#OutputVariableType = {sensor['outputVariableType']}\n"
-           f"#columns contain: {', '.join(sensor['columns'])}\n"
-           f"#number of sensor values = {len(sensor['columns']) - 1}\n#\n")
-    if rel is not None:
-        for chunk in iter_rows(root, rel, sensor["key"]):
-            if chunk.ndim == 2:
-                yield "".join(",".join(map(repr, row)) + "\n" for row in chunk.tolist())
-
-
-def solution_json(root: Path, rel: str, meta: dict) -> Iterator[str]:
-    """The stored solution: its metadata (multibody.solution.Solution.meta) and "data": rows."""
-    yield json.dumps(meta)[:-1] + ', "data": '
-    yield from _data_json(root, rel, {"key": SOLUTION_KEY})
-    yield "}"
-
-
-def solution_csv(root: Path, rel: str, meta: dict, job_id: str) -> Iterator[str]:
-    """Exudyn's solution file layout, which exudyn.utilities.LoadSolutionFile reads."""
-    yield header(meta, f"written by mbserve; job {job_id}")
-    for chunk in iter_rows(root, rel, SOLUTION_KEY):
-        if chunk.ndim == 2:
-            yield csv_rows(chunk)

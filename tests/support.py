@@ -85,14 +85,16 @@ def wait_job(client: httpx.Client, job_id: str, timeout: float = 120,
     raise AssertionError(f"job {job_id} still {job['status']} after {timeout} s")
 
 
-def same_document(served: str, doc: dict) -> bool:
-    """The service's results text equals json.dumps of the in-process document, byte for byte,
-    except solveSeconds (the wall time of each solve)."""
+def same_document(served: str | bytes, doc: dict) -> bool:
+    """The service's results text equals `mbserve run`'s (orjson's text of the in-process
+    document), byte for byte, except solveSeconds (the wall time of each solve)."""
     import json
+
+    import orjson
     served_doc = json.loads(served)
     doc = json.loads(json.dumps(doc))
     doc["solver"]["solveSeconds"] = served_doc["solver"].get("solveSeconds")
-    return served == json.dumps(doc)
+    return (served.encode() if isinstance(served, str) else served) == orjson.dumps(doc)
 
 
 @functools.lru_cache

@@ -15,6 +15,6 @@ def test_compose_has_the_distributed_setup():
         env = services[name]["environment"]
         assert env["MBSERVE_BROKER_URL"].startswith("redis://redis:")
         assert env["MBSERVE_DATABASE_URL"].startswith("postgresql+psycopg://")
-        assert "results:/var/lib/mbserve" in services[name]["volumes"]
+    assert "volumes" not in services["worker"]  # results go to PostgreSQL: no shared filesystem
     assert services["worker"]["command"] == ["mbserve", "worker"]
     assert set(spec["volumes"]) == {"pgdata", "redisdata", "results"}

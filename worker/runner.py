@@ -8,17 +8,18 @@ import json
 import logging
 import threading
 import time
+from collections import OrderedDict
 
 from celery.exceptions import SoftTimeLimitExceeded
 
 import multibody
-import multibody.model  # noqa: F401  the core imports these lazily: load them before the pool
-import multibody.solvers  # noqa: F401  forks, so that no job pays for the imports
+from multibody.model import LoadedModel, load_model
+from multibody.solvers import run
 from store import design, jobs, sweeps
 from store.config import Settings
-from store.models import Model, Result, Sweep
 from store.db import get_sessionmaker
-from store.results import remove_other_attempts, write_results
+from store.models import Job, Model, Sweep
+from store.results import prepare, remove_other_attempts
 
 log = logging.getLogger(__name__)
 
@@ -39,12 +40,35 @@ class _Watch(threading.Thread):
         while not self.done.wait(self.settings.progress_seconds):
             try:
                 with Session() as session:
-                    if not jobs.heartbeat(session, self.job_id, self.token,
-                                          self.settings.lease_seconds, self.progress):
+                    if not jobs.heartbeat(session, self.settings, self.job_id, self.token, self.progress):
                         self.lost.set()
                         return
             except Exception as exc:  # database hiccup: the lease has slack for a few misses
                 log.warning("heartbeat of job %s failed: %s", self.job_id, exc)
+
+
+class _LoadedModels:
+    """Loaded (validated) models with their compiled System, by model id (the owner and content
+    hash: a stored model never changes) and settings overrides: jobs of the same content skip
+    loading, checking and compiling. Bounded, least recently used out."""
+
+    def __init__(self, size: int = 16):
+        self.size, self.items = size, OrderedDict()
+
+    def get(self, session, job: Job) -> LoadedModel:
+        key = (job.model_id, json.dumps(job.settings_overrides, sort_keys=True))
+        loaded = self.items.pop(key, None)
+        if loaded is None:
+            model = session.get(Model, job.model_id)
+            # raises ModelInvalid for a document this core cannot load (stored by another version)
+            loaded = load_model(multibody.merge_settings(json.loads(model.document), job.settings_overrides))
+        self.items[key] = loaded
+        while len(self.items) > self.size:
+            self.items.popitem(last=False)
+        return loaded
+
+
+LOADED = _LoadedModels()
 
 
 def execute(settings: Settings, job_id: str, outputs: list[design.Output] | None = None) -> str:
@@ -53,12 +77,10 @@ def execute(settings: Settings, job_id: str, outputs: list[design.Output] | None
     variation), their values are stored with the result."""
     Session = get_sessionmaker(settings.database)
     with Session() as session:
-        claimed = jobs.claim(session, job_id, settings.lease_seconds)
+        claimed = jobs.claim(session, settings, job_id)
         if claimed is None:
             return "skipped"
         job, token = claimed
-        model = session.get(Model, job.model_id)
-        doc = multibody.merge_settings(json.loads(model.document), job.settings_overrides)
 
     watch = _Watch(settings, job_id, token)
     deadline = time.monotonic() + settings.job_time_limit
@@ -73,9 +95,11 @@ def execute(settings: Settings, job_id: str, outputs: list[design.Output] | None
         watch.progress = float(fraction)
 
     watch.start()
-    error = result = reduced = None
+    error = prepared = reduced = None
     try:
-        results = multibody.simulate(doc, progress=progress, cancel=cancel)
+        with Session() as session:
+            loaded = LOADED.get(session, job)
+        results = run(loaded, progress=progress, cancel=cancel)
         size = sum(s.data.nbytes for s in results.sensors.values()) \
             + (results.solution.data.nbytes if results.solution is not None else 0)
         if size > settings.max_result_bytes:  # the row pre-check estimates; this is the real size
@@ -83,8 +107,7 @@ def execute(settings: Settings, job_id: str, outputs: list[design.Output] | None
                                        f"the results hold {size} bytes; the limit is {settings.max_result_bytes} "
                                        "(MBSERVE_MAX_RESULT_BYTES): fewer sensors or a longer writePeriod"}
         else:
-            rel, head, sensors = write_results(settings.results, job_id, token, results)
-            result = Result(job_id=job_id, head=head, sensors=sensors, path=rel)
+            prepared = prepare(settings, job_id, token, results)
             status, error = results.status, results.error
             if outputs is not None and status == "succeeded":
                 reduced = design.outputs(outputs, results.sensors)
@@ -105,12 +128,14 @@ def execute(settings: Settings, job_id: str, outputs: list[design.Output] | None
         watch.join()
 
     with Session() as session:
-        stored = jobs.finish(session, job_id, token, status, error=error, result=result, sweep_outputs=reduced)
+        stored = jobs.finish(session, settings, job_id, token, status, error=error, results=prepared,
+                             sweep_outputs=reduced)
     if stored:
-        remove_other_attempts(settings.results, job_id, result.path if result else None)
+        if job.attempts > 1:  # earlier attempts may have left a file
+            remove_other_attempts(settings, job_id, prepared.result.path if prepared else None)
         return status
-    if result is not None and result.path:  # canceled or taken over meanwhile: drop only our file
-        (settings.results / result.path).unlink(missing_ok=True)
+    if prepared is not None:  # canceled or taken over meanwhile: drop only our file
+        prepared.discard(settings)
     return "abandoned"
 
 

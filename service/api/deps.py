@@ -42,6 +42,7 @@ def get_owner(settings: SettingsDep, session: SessionDep,
                            headers={"WWW-Authenticate": "Bearer"})
         return ANONYMOUS
     owner = owner_of(session, presented)
+    session.rollback()  # the connection back to the pool: a long poll does not hold it
     if owner is None:
         raise ApiError(401, "unauthorized", "unknown or revoked API key", headers={"WWW-Authenticate": "Bearer"})
     return owner

@@ -1,10 +1,17 @@
-"""Stored results come back exactly: float64 bit for bit, the same JSON text as json.dumps, in chunks."""
+"""Stored results come back exactly, from every storage: float64 bit for bit, the same JSON text
+as `mbserve run` (orjson), in chunks; results stored as .npz before revision 0003 stay readable."""
+import io
 import json
 
 import numpy as np
+import orjson
+import pytest
 
 from multibody import Results, SensorSeries
-from store.results import CHUNK_ROWS, document_json, iter_rows, sensor_csv, write_results
+from store.db import get_sessionmaker
+from store.models import Result
+from store.formats import chunk_rows, document_bytes, document_json, sensor_csv, streamed
+from store.results import open_source, prepare, remove_other_attempts
 
 
 def results_with(rows: int) -> Results:
@@ -18,16 +25,100 @@ def results_with(rows: int) -> Results:
                     "empty": SensorSeries("Node", "node0", "Position", ["time", "PositionX"], np.zeros((0, 2)))})
 
 
-def test_document_streams_in_chunks_and_equals_json_dumps(tmp_path):
-    results = results_with(2 * CHUNK_ROWS + 7)
-    rel, head, sensors = write_results(tmp_path, "job", "token", results)
-    assert [len(c) for c in iter_rows(tmp_path, rel, "s0")] == [CHUNK_ROWS, CHUNK_ROWS, 7]
-    assert "".join(document_json(tmp_path, head, rel, sensors)) == json.dumps(results.to_document())
+def stored(settings, job_id: str, results: Results) -> Result:
+    """Stored as the worker stores it (prepare, then add in the finish transaction), read back."""
+    from store import jobs
+    from store.models import Job, Model
+    Session = get_sessionmaker(settings.database)
+    prepared = prepare(settings, job_id, "token", results)
+    with Session() as session:
+        session.add(Model(id="m" + job_id, owner="o", content_hash=job_id, document="{}", summary={}, warnings=[]))
+        session.flush()
+        session.add(Job(id=job_id, owner="o", model_id="m" + job_id, status="running", lease_token="token"))
+        session.commit()
+        assert jobs.finish(session, settings, job_id, "token", "succeeded", results=prepared)
+    with Session() as session:
+        return session.get(Result, job_id)
 
 
-def test_csv_rows_read_back_bit_for_bit(tmp_path):
+def served(settings, result: Result) -> bytes:
+    source = open_source(settings, get_sessionmaker(settings.database), result)
+    return b"".join(streamed(source, document_json(source, result.head, result.sensors)))
+
+
+@pytest.mark.parametrize("where", ["db", "file", "url"])
+def test_document_streams_in_chunks_and_equals_mbserve_run(settings, tmp_path, where):
+    settings = settings.model_copy(update={
+        "inline_result_bytes": 10_000_000 if where == "db" else 0,
+        "results_url": (tmp_path / "bucket").as_uri() if where == "url" else None})
+    rows = 2 * chunk_rows(17) + 7
+    results = results_with(rows)
+    result = stored(settings, f"job{where}", results)
+    assert result.storage == where
+    source = open_source(settings, get_sessionmaker(settings.database), result)
+    with source:
+        assert [len(c) for c in source.rows(result.sensors[0])] == [chunk_rows(17), chunk_rows(17), 7]
+    text = served(settings, result)
+    assert text == document_bytes(results) == orjson.dumps(results.to_document())
+    assert np.array_equal(np.array(json.loads(text)["sensors"]["ht"]["data"]), results.sensors["ht"].data)
+
+
+def test_csv_rows_read_back_bit_for_bit(settings):
     results = results_with(100)
-    rel, _, sensors = write_results(tmp_path, "job", "token", results)
-    text = "".join(sensor_csv(tmp_path, rel, sensors[0], "job"))
+    result = stored(settings, "job", results)
+    source = open_source(settings, get_sessionmaker(settings.database), result)
+    text = b"".join(streamed(source, sensor_csv(source, result.sensors[0], "job"))).decode()
     assert np.array_equal(np.loadtxt(text.splitlines(), comments="#", delimiter=","), results.sensors["ht"].data)
     assert "#number of sensor values = 16" in text.splitlines()
+
+
+def test_other_attempts_files_are_removed(settings):
+    settings = settings.model_copy(update={"inline_result_bytes": 0})
+    stale = settings.results / "job" / "earlier.f64"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"")
+    result = stored(settings, "job", results_with(10))
+    remove_other_attempts(settings, "job", result.path)
+    assert [f.name for f in (settings.results / "job").iterdir()] == ["token.f64"]
+
+
+def test_results_stored_before_revision_0003_are_migrated_and_served(tmp_path):
+    """A database at revision 0001 with a result in the old layout (a compressed .npz per job,
+    written as the code of 0001 wrote it) is upgraded, and the API serves that result."""
+    from alembic import command
+    from fastapi.testclient import TestClient
+    from sqlalchemy import text
+
+    from service.app import create_app
+    from store.config import Settings
+    from store.db import alembic_config, get_engine
+    settings = Settings(data_dir=tmp_path / "data", reconcile_seconds=0)
+    settings.ensure_dirs()
+    command.upgrade(alembic_config(settings.database), "0001")
+    results = results_with(3 * 4096 + 5)
+    head = {"status": "succeeded", "warnings": results.warnings, "solver": results.solver}
+    sensors, arrays = [], {}
+    for i, (name, s) in enumerate(results.sensors.items()):
+        arrays[f"s{i}"] = s.data
+        sensors.append({"name": name, "key": f"s{i}", "sensorType": s.sensorType, "item": s.item,
+                        "outputVariableType": s.outputVariableType, "columns": s.columns, "rows": len(s.data)})
+    (settings.results / "old").mkdir()
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)
+    (settings.results / "old" / "t.npz").write_bytes(buf.getvalue())
+    with get_engine(settings.database).begin() as conn:
+        conn.execute(text("INSERT INTO models VALUES ('m', 'anonymous', 'h', '{}', '{}', '[]', '2026-01-01')"))
+        conn.execute(text("INSERT INTO jobs (id, owner, model_id, status, progress, created_at, attempts) "
+                          "VALUES ('old', 'anonymous', 'm', 'succeeded', 1.0, '2026-01-01', 1)"))
+        conn.execute(text("INSERT INTO results (job_id, head, sensors, path, created_at) VALUES "
+                          "('old', :head, :sensors, 'old/t.npz', '2026-01-01')"),
+                     {"head": json.dumps(head), "sensors": json.dumps(sensors)})
+    command.upgrade(alembic_config(settings.database), "head")
+    with get_sessionmaker(settings.database)() as session:
+        assert session.get(Result, "old").storage == "npz"
+    with TestClient(create_app(settings)) as client:
+        answer = client.get("/v1/jobs/old/results")
+        assert answer.status_code == 200
+        assert answer.content == document_bytes(results)
+        csv = client.get("/v1/jobs/old/sensors/ht?format=csv").text
+        assert np.array_equal(np.loadtxt(csv.splitlines(), comments="#", delimiter=","), results.sensors["ht"].data)

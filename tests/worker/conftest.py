@@ -77,16 +77,17 @@ def redis_url():
 
 
 @contextlib.contextmanager
-def distributed(data: Path, database_url: str, broker_url: str, **env: str):
+def distributed(data: Path, database_url: str, broker_url: str, worker_env: dict | None = None, **env: str):
     """The distributed setup as README "Distributed setup" runs it: `mbserve serve --no-worker`
     on a free port and `mbserve worker` (real Celery processes), both stopped after. `env` adds
-    or overrides MBSERVE_* settings. Yields {"url", "api", "worker", "data"}."""
+    or overrides MBSERVE_* settings, `worker_env` the worker's alone. Yields {"url", "api",
+    "worker", "data"}."""
     from tests.support import free_port, start, stop, wait_http
     env = {"MBSERVE_DATABASE_URL": database_url, "MBSERVE_BROKER_URL": broker_url,
            "MBSERVE_DATA_DIR": str(data / "data"), "MBSERVE_WORKER_CONCURRENCY": "2", **env}
     port = free_port()
     api = start(["mbserve.cli", "serve", "--no-worker", "--port", str(port)], env, data / "api.log")
-    worker = start(["mbserve.cli", "worker", "--loglevel", "INFO"], env, data / "worker.log")
+    worker = start(["mbserve.cli", "worker", "--loglevel", "INFO"], {**env, **(worker_env or {})}, data / "worker.log")
     url = f"http://127.0.0.1:{port}"
     try:
         wait_http(f"{url}/readyz", api, data / "api.log")

@@ -1,7 +1,7 @@
 """Load test (issue 6): 1,000 small jobs posted by 16 concurrent clients over loopback HTTP to
 the distributed setup (`mbserve serve --no-worker`, Redis, a fresh PostgreSQL database, 2 real
 Celery worker processes), bounded in time; every job ends `succeeded`, and each ran exactly
-once: one claim (attempts), one stored result row, one results file, one task that ran it.
+once: one claim (attempts), one stored result row (its sensor chunks in the database), one task that ran it.
 The reconciler re-sends jobs queued longer than 10 s, so the tail of the queue is delivered
 twice (about 100 duplicates here): those second deliveries must do nothing.
 
@@ -58,8 +58,9 @@ def test_1000_jobs_from_concurrent_clients_each_succeed_exactly_once(tmp_path, r
         # read after the processes stopped: each job's row, and its stored results
         engine = create_engine(database)
         with engine.connect() as conn:
-            rows = conn.execute(text("SELECT j.id, j.status, j.attempts, count(r.job_id) AS stored FROM jobs j "
-                                     "LEFT JOIN results r ON r.job_id = j.id GROUP BY j.id")).all()
+            rows = conn.execute(text("SELECT j.id, j.status, j.attempts, count(r.job_id) AS stored, "
+                                     "(SELECT count(*) FROM result_chunks c WHERE c.job_id = j.id) AS chunks "
+                                     "FROM jobs j LEFT JOIN results r ON r.job_id = j.id GROUP BY j.id")).all()
         engine.dispose()
     log = (tmp_path / "worker.log").read_text()
 
@@ -70,8 +71,9 @@ def test_1000_jobs_from_concurrent_clients_each_succeed_exactly_once(tmp_path, r
     # the database holds exactly these jobs, each claimed once, with one stored result
     assert {r.id for r in rows} == set(statuses)
     assert [r for r in rows if (r.status, r.attempts, r.stored) != ("succeeded", 1, 1)] == []
-    results = tmp_path / "data" / "results"
-    assert [job_id for job_id in statuses if len(list((results / job_id).iterdir())) != 1] == []
+    # the same sensor chunks for every job (the results in the database), no file
+    assert len({r.chunks for r in rows}) == 1 and rows[0].chunks > 0
+    assert not any((tmp_path / "data" / "results").iterdir())
     # and the workers ran exactly JOBS tasks to the end (a second delivery would return 'skipped')
     ran = re.findall(r"Task mbserve\.run_job\[[^\]]+\] succeeded in [0-9.e-]+s: '(\w+)'", log)
     assert ran.count("succeeded") == JOBS, {o: ran.count(o) for o in set(ran)}

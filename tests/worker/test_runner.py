@@ -1,4 +1,5 @@
 """The task's logic without a broker: claims, leases, cancel, time limit, reconciler."""
+import json
 import threading
 import time
 from datetime import timedelta
@@ -29,13 +30,14 @@ def test_job_runs_once_and_a_second_delivery_does_nothing(settings, make_job):
     with get_sessionmaker(settings.database)() as session:
         assert session.scalar(select(Job.attempts).where(Job.id == job_id)) == 1
         assert session.get(Result, job_id) is not None
-    assert len(list((settings.results / job_id).iterdir())) == 1
+        assert session.get(Result, job_id).storage == "db"  # small results: in the finish transaction, no file
+    assert not (settings.results / job_id).exists()
 
 
 def test_delivery_of_a_job_held_by_a_live_worker_is_skipped(settings, make_job):
     job_id = make_job()
     with get_sessionmaker(settings.database)() as session:
-        assert jobs.claim(session, job_id, lease_seconds=60) is not None
+        assert jobs.claim(session, settings.model_copy(update={"lease_seconds": 60}), job_id) is not None
     assert execute(settings, job_id) == "skipped"
     assert job_row(settings, job_id).status == "running"
 
@@ -43,7 +45,7 @@ def test_delivery_of_a_job_held_by_a_live_worker_is_skipped(settings, make_job):
 def test_job_of_a_dead_worker_is_taken_over_after_its_lease_expires(settings, make_job):
     job_id = make_job()
     with get_sessionmaker(settings.database)() as session:
-        jobs.claim(session, job_id, lease_seconds=60)
+        jobs.claim(session, settings.model_copy(update={"lease_seconds": 60}), job_id)
         session.execute(update(Job).where(Job.id == job_id).values(lease_expires_at=utcnow() - timedelta(seconds=1)))
         session.commit()
     assert execute(settings, job_id) == "succeeded"
@@ -57,7 +59,7 @@ def test_cancel_stops_a_running_job_cooperatively(settings, make_job):
     worker.start()
     wait_for(lambda: job_row(settings, job_id).progress > 0)
     with get_sessionmaker(settings.database)() as session:
-        assert jobs.cancel(session, session.get(Job, job_id))
+        assert jobs.cancel(session, settings, session.get(Job, job_id))
     worker.join(30)
     assert outcome == ["abandoned"]
     row = job_row(settings, job_id)
@@ -88,7 +90,7 @@ def test_progress_is_reported_while_running(settings, make_job):
     worker.start()
     wait_for(lambda: seen.append(job_row(settings, job_id).progress) or len(set(seen)) >= 3)
     with get_sessionmaker(settings.database)() as session:
-        jobs.cancel(session, session.get(Job, job_id))
+        jobs.cancel(session, settings, session.get(Job, job_id))
     worker.join(30)
     assert 0 < max(seen) < 1
 
@@ -122,18 +124,42 @@ def test_a_job_the_broker_did_not_take_is_left_for_the_reconciler(settings, make
 def test_an_exception_in_the_core_fails_the_job_and_the_next_job_runs(settings, make_job, monkeypatch):
     """A crash inside the solve (not a numerical failure the core reports itself) fails that job
     with code internal_error and its reason; the same process then runs the next job."""
-    import multibody
-    real = multibody.simulate
+    from worker import runner
+    real = runner.run
 
-    def crash(doc, **kwargs):
+    def crash(loaded, **kwargs):
         raise FloatingPointError("overflow encountered in the solver")
     crashing, following = make_job(), make_job()
-    monkeypatch.setattr(multibody, "simulate", crash)
+    monkeypatch.setattr(runner, "run", crash)
     assert execute(settings, crashing) == "failed"
     row = job_row(settings, crashing)
     assert row.status == "failed" and row.error["code"] == "internal_error"
     assert row.error["message"] == "FloatingPointError: overflow encountered in the solver"
     with get_sessionmaker(settings.database)() as session:
         assert session.get(Result, crashing) is None
-    monkeypatch.setattr(multibody, "simulate", real)
+    monkeypatch.setattr(runner, "run", real)
     assert execute(settings, following) == "succeeded"
+
+
+def test_jobs_of_the_same_content_reuse_the_loaded_model_and_give_the_same_results(settings, make_job):
+    """The second job of a content skips loading and compiling (worker.runner.LOADED), and its
+    results equal the first's."""
+    from store.formats import document_json
+    from store.results import open_source
+    from worker.runner import LOADED
+    first, second = make_job(overrides={"timeIntegration": {"numberOfSteps": 40}}), \
+        make_job(overrides={"timeIntegration": {"numberOfSteps": 40}})
+    assert execute(settings, first) == "succeeded"
+    cached = list(LOADED.items.values())[-1]
+    assert execute(settings, second) == "succeeded"
+    assert list(LOADED.items.values())[-1] is cached
+    with get_sessionmaker(settings.database)() as session:
+        a, b = session.get(Result, first), session.get(Result, second)
+        assert a.sensors == b.sensors
+    texts = []
+    for r in (a, b):
+        source = open_source(settings, get_sessionmaker(settings.database), r)
+        doc = json.loads(b"".join(document_json(source, r.head, r.sensors)))
+        doc["solver"].pop("solveSeconds")
+        texts.append(doc)
+    assert texts[0] == texts[1]

@@ -1,9 +1,13 @@
+import asyncio
+import contextlib
 import hashlib
 import json
+from collections.abc import AsyncIterator
 from typing import Annotated, Literal
 
 import multibody
-from fastapi import APIRouter, Header, Query, Response
+from fastapi import APIRouter, Header, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -11,14 +15,23 @@ from sqlalchemy.exc import IntegrityError
 from store import jobs, queue
 from store.models import Job, Result
 from ...errors import ApiError, not_found
-from store.jobs import status_document
+from store.db import get_sessionmaker
+from store.jobs import FINISHED, status_document
+from store.notify import RECHECK_SECONDS
 from ...limits import check_model
-from store.results import document_json, sensor_csv, sensor_json
+from store.formats import document_json, sensor_csv, sensor_json, streamed
+from store.results import open_source
 from ...schemas import ERRORS, JobCreate, JobList, JobStatus
 from ..deps import OwnerDep, RateLimited, SessionDep, SettingsDep
 from .models import owned_model, validated
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"], responses=ERRORS)
+
+KEEPALIVE_SECONDS = 15.0
+GZIP_MAX_BYTES = 4_000_000  # float64 values; bigger downloads go uncompressed (uncompressed_if_big)
+EVENTS_DOC = ("server-sent events: `event: progress` with the status document whenever status or progress "
+              "change, then `event: end` with the final status document, and the stream ends; a "
+              "`: keep-alive` comment every 15 s")
 
 Status = Literal["queued", "running", "succeeded", "failed", "canceled"]
 
@@ -89,17 +102,75 @@ def list_jobs(session: SessionDep, settings: SettingsDep, owner: OwnerDep, statu
             "nextCursor": rows[limit - 1].id if len(rows) > limit else None}
 
 
+def _status_now(settings, owner: str, job_id: str) -> dict:
+    with get_sessionmaker(settings.database)() as session:
+        return status_document(owned_job(session, owner, job_id))
+
+
+async def _changes(request: Request, settings, owner: str, job_id: str, seconds: float) -> AsyncIterator[dict]:
+    """The job's status document now, then after each change, until it has finished or
+    `seconds` have passed (then once more)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    with request.app.state.waiters.watch(job_id) as changed:
+        while True:
+            changed.clear()
+            doc = await run_in_threadpool(_status_now, settings, owner, job_id)
+            yield doc
+            left = deadline - loop.time()
+            if doc["status"] in FINISHED or left <= 0:
+                return
+            with contextlib.suppress(TimeoutError):  # re-read anyway: a notification may be lost
+                await asyncio.wait_for(changed.wait(), min(left, RECHECK_SECONDS))
+
+
 @router.get("/{job_id}", response_model=JobStatus)
-def get_job(job_id: str, session: SessionDep, owner: OwnerDep):
-    return status_document(owned_job(session, owner, job_id))
+async def get_job(job_id: str, request: Request, settings: SettingsDep, owner: OwnerDep,
+                  wait: Annotated[float, Query(ge=0, le=60, description=
+                                               "long poll: answer when the job has finished, or after "
+                                               "this many seconds")] = 0):
+    doc = None
+    async for doc in _changes(request, settings, owner, job_id, wait):
+        if doc["status"] in FINISHED:
+            break
+    return doc
+
+
+@router.get("/{job_id}/events", responses={200: {"content": {"text/event-stream": {"schema": {"type": "string"}}},
+                                                  "description": EVENTS_DOC}})
+async def job_events(job_id: str, request: Request, settings: SettingsDep, owner: OwnerDep):
+    await run_in_threadpool(_status_now, settings, owner, job_id)  # a 404 before the stream starts
+
+    async def stream() -> AsyncIterator[bytes]:
+        last = None
+        while True:
+            async for doc in _changes(request, settings, owner, job_id, KEEPALIVE_SECONDS):
+                final = doc["status"] in FINISHED
+                if (doc["status"], doc["progress"]) != last or final:
+                    last = (doc["status"], doc["progress"])
+                    yield f"event: {'end' if final else 'progress'}\ndata: {json.dumps(doc)}\n\n".encode()
+                if final:
+                    return
+            yield b": keep-alive\n\n"
+
+    return StreamingResponse(stream(), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
 @router.delete("/{job_id}", response_model=JobStatus)
-def cancel_job(job_id: str, session: SessionDep, owner: OwnerDep):
+def cancel_job(job_id: str, session: SessionDep, settings: SettingsDep, owner: OwnerDep):
     job = owned_job(session, owner, job_id)
-    if not jobs.cancel(session, job):
+    if not jobs.cancel(session, settings, job):
         raise ApiError(409, "job_finished", f"job {job_id} already ended with status {job.status!r}")
     return status_document(job)
+
+
+def uncompressed_if_big(arrays: list[dict]) -> dict:
+    """Headers that keep the gzip middleware off a big download: gzip runs at ~10-20 MB/s of
+    JSON per core, so it would cap a download far below disk speed and take the CPU other
+    requests need; float rows only halve under it."""
+    size = sum(a.get("rows", 0) * (a.get("cols") or len(a.get("columns", ()))) * 8 for a in arrays)
+    return {"Content-Encoding": "identity"} if size > GZIP_MAX_BYTES else {}
 
 
 def finished_result(session, owner: str, job_id: str) -> tuple[Job, Result | None, dict]:
@@ -118,8 +189,10 @@ def finished_result(session, owner: str, job_id: str) -> tuple[Job, Result | Non
                                                    "description": "the results document (SPEC section 4)"}})
 def get_results(job_id: str, session: SessionDep, settings: SettingsDep, owner: OwnerDep):
     _, result, head = finished_result(session, owner, job_id)
-    return StreamingResponse(document_json(settings.results, head, result and result.path,
-                                           result.sensors if result else []), media_type="application/json")
+    source = open_source(settings, get_sessionmaker(settings.database), result)
+    sensors = result.sensors if result else []
+    return StreamingResponse(streamed(source, document_json(source, head, sensors)), media_type="application/json",
+                             headers=uncompressed_if_big(sensors))
 
 
 @router.get("/{job_id}/sensors/{sensor}", responses={200: {"content": {"application/json": {}, "text/csv": {}}}})
@@ -129,7 +202,10 @@ def get_sensor(job_id: str, sensor: str, session: SessionDep, settings: Settings
     found = next((s for s in (result.sensors if result else []) if s["name"] == sensor), None)
     if found is None:
         raise not_found("sensor", sensor)
+    source = open_source(settings, get_sessionmaker(settings.database), result)
     if format == "csv":
-        return StreamingResponse(sensor_csv(settings.results, result.path, found, job.id), media_type="text/csv",
-                                 headers={"Content-Disposition": f'attachment; filename="{job.id}-{found["key"]}.txt"'})
-    return StreamingResponse(sensor_json(settings.results, result.path, found), media_type="application/json")
+        return StreamingResponse(streamed(source, sensor_csv(source, found, job.id)), media_type="text/csv",
+                                 headers={"Content-Disposition": f'attachment; filename="{job.id}-{found["key"]}.txt"',
+                                          **uncompressed_if_big([found])})
+    return StreamingResponse(streamed(source, sensor_json(source, found)), media_type="application/json",
+                             headers=uncompressed_if_big([found]))

@@ -4,11 +4,14 @@ from typing import Literal
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 
+from store.db import get_sessionmaker
+from store.formats import SOLUTION_KEY, solution_csv, solution_json, streamed
+from store.results import open_source
+
 from ...errors import ApiError
-from store.results import solution_csv, solution_json
 from ...schemas import ERRORS
 from ..deps import OwnerDep, SessionDep, SettingsDep
-from .jobs import finished_result
+from .jobs import finished_result, uncompressed_if_big
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"], responses=ERRORS)
 
@@ -19,10 +22,14 @@ def get_solution(job_id: str, session: SessionDep, settings: SettingsDep, owner:
                  format: Literal["json", "csv"] = "json"):
     job, result, head = finished_result(session, owner, job_id)
     meta = head.get("solution")
-    if result is None or meta is None or result.path is None:
+    if result is None or meta is None:
         raise ApiError(404, "not_found", f"job {job_id} has no stored solution; ask for one with "
                        '"store": {"solution": true} or simulationSettings.solution.file.write')
+    array = head.get("solutionArray") or {"key": SOLUTION_KEY}  # stored as .npz before revision 0003
+    source = open_source(settings, get_sessionmaker(settings.database), result)
     if format == "csv":
-        return StreamingResponse(solution_csv(settings.results, result.path, meta, job.id), media_type="text/csv",
-                                 headers={"Content-Disposition": f'attachment; filename="{job.id}-solution.txt"'})
-    return StreamingResponse(solution_json(settings.results, result.path, meta), media_type="application/json")
+        return StreamingResponse(streamed(source, solution_csv(source, meta, array, job.id)), media_type="text/csv",
+                                 headers={"Content-Disposition": f'attachment; filename="{job.id}-solution.txt"',
+                                          **uncompressed_if_big([array])})
+    return StreamingResponse(streamed(source, solution_json(source, meta, array)), media_type="application/json",
+                             headers=uncompressed_if_big([array]))

@@ -1,6 +1,8 @@
 import copy
 import json
 
+import orjson
+
 from tests.conftest import example
 from tests.support import same_document
 
@@ -24,7 +26,7 @@ def test_job_runs_and_results_equal_the_in_process_document(client, run_queued, 
     assert served.status_code == 200
     expected = multibody.simulate(mini).to_document()
     expected["solver"]["solveSeconds"] = served.json()["solver"]["solveSeconds"]  # wall time differs per run
-    assert served.text == json.dumps(expected)  # byte for byte: same floats, same key order
+    assert served.content == orjson.dumps(expected)  # byte for byte: same floats, same key order
 
 
 def test_job_from_a_stored_model_with_settings_overrides(client, run_queued, mini):
@@ -156,3 +158,64 @@ def test_results_and_csv_are_gzipped_when_the_client_accepts_it(client, run_queu
             wire = b"".join(answer.iter_raw())
         assert gzip.decompress(wire) == plain.content and len(wire) < len(plain.content) / 2
 
+
+def _run_soon(run_queued, delay=0.3):
+    import threading
+    import time
+
+    def later():
+        time.sleep(delay)
+        run_queued()
+    thread = threading.Thread(target=later)
+    thread.start()
+    return thread
+
+
+def test_long_poll_answers_when_the_worker_finishes_the_job(client, run_queued, mini):
+    import time
+    job = submit(client, {"model": mini})
+    worker = _run_soon(run_queued)
+    t0 = time.monotonic()
+    status = client.get(f"/v1/jobs/{job['id']}", params={"wait": 30}).json()
+    assert status["status"] == "succeeded" and time.monotonic() - t0 < 20  # woken, not timed out
+    worker.join()
+
+
+def test_long_poll_gives_the_current_status_after_the_wait(client, mini):
+    import time
+    job = submit(client, {"model": mini})
+    t0 = time.monotonic()
+    assert client.get(f"/v1/jobs/{job['id']}", params={"wait": 0.5}).json()["status"] == "queued"
+    assert time.monotonic() - t0 >= 0.5
+    assert client.get(f"/v1/jobs/{job['id']}", params={"wait": 61}).status_code == 422
+    assert client.get("/v1/jobs/nope", params={"wait": 1}).status_code == 404
+
+
+def test_events_stream_progress_and_end_with_the_final_status(client, run_queued, mini):
+    job = submit(client, {"model": mini})
+    worker = _run_soon(run_queued)
+    events = []
+    with client.stream("GET", f"/v1/jobs/{job['id']}/events") as answer:
+        assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/event-stream")
+        name = None
+        for line in answer.iter_lines():
+            if line.startswith("event: "):
+                name = line[7:]
+            elif line.startswith("data: "):
+                events.append((name, json.loads(line[6:])))
+    worker.join()
+    assert events[0] == ("progress", events[0][1]) and events[0][1]["status"] == "queued"
+    assert events[-1][0] == "end" and events[-1][1]["status"] == "succeeded"
+    assert [e[0] for e in events[:-1]] == ["progress"] * (len(events) - 1)
+    assert client.get("/v1/jobs/nope/events").status_code == 404
+
+
+def test_big_results_are_not_gzipped(client, run_queued, mini, monkeypatch):
+    """gzip would cap a big download far below disk speed (uncompressed_if_big)."""
+    from service.api.routes import jobs as routes
+    monkeypatch.setattr(routes, "GZIP_MAX_BYTES", 0)
+    job = submit(client, {"model": mini})
+    run_queued()
+    answer = client.get(f"/v1/jobs/{job['id']}/results", headers={"Accept-Encoding": "gzip"})
+    assert answer.headers["content-encoding"] == "identity"
+    assert json.loads(answer.content)["status"] == "succeeded"

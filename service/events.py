@@ -1,0 +1,49 @@
+"""Waiting for a job to change, for long polls and server-sent events: a store.notify.Listener
+thread wakes the requests waiting on that job (in the event loop)."""
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import defaultdict
+from contextlib import contextmanager
+
+from store.config import Settings
+from store.notify import Listener
+
+
+class JobWaiters:
+    def __init__(self, settings: Settings):
+        self.lock = threading.Lock()
+        self.waiting: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = defaultdict(set)
+        self.settings = settings
+        self.listener: Listener | None = None
+
+    def start(self) -> None:  # in the app's lifespan, which may run more than once
+        self.listener = Listener(self.settings, self.changed)
+        self.listener.start()
+
+    def stop(self) -> None:
+        if self.listener:
+            self.listener.stop()
+            self.listener = None
+
+    def changed(self, job_id: str) -> None:  # the listener's thread
+        with self.lock:
+            waiters = list(self.waiting.get(job_id, ()))
+        for loop, event in waiters:
+            loop.call_soon_threadsafe(event.set)
+
+    @contextmanager
+    def watch(self, job_id: str):
+        """An asyncio.Event set whenever the job changes; register before reading the job, so
+        that no change between the read and the wait is missed."""
+        entry = (asyncio.get_running_loop(), asyncio.Event())
+        with self.lock:
+            self.waiting[job_id].add(entry)
+        try:
+            yield entry[1]
+        finally:
+            with self.lock:
+                self.waiting[job_id].discard(entry)
+                if not self.waiting[job_id]:
+                    del self.waiting[job_id]

@@ -1,0 +1,143 @@
+"""The results document and sensor files as bytes, a chunk of rows at a time, from any source
+of rows (store.results' storages, or a Results in memory for `mbserve run`). No database or web
+imports: `mbserve run` uses this alone.
+
+The JSON is orjson's, straight from the numpy rows (shortest round-trip floats, no spaces).
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager
+
+import numpy as np
+import orjson
+
+from multibody.solution import csv_rows, header
+
+CHUNK_BYTES = 1 << 20
+HEAD_KEYS = ("status", "warnings", "solver", "error")
+META_KEYS = ("sensorType", "item", "outputVariableType", "columns")
+SOLUTION_KEY = "solution"
+_NUMPY = orjson.OPT_SERIALIZE_NUMPY
+
+
+def chunk_rows(cols: int) -> int:
+    return max(1, CHUNK_BYTES // (8 * max(cols, 1)))
+
+
+def split(results) -> tuple[dict, list[dict], list[np.ndarray]]:
+    """(head, sensor metadata, arrays) of a multibody.Results: each array's metadata says where it
+    is (index, rows, cols, byte offset in a file of all arrays); the solution, when stored, is the
+    last array, its metadata in head["solution"] and its layout in head["solutionArray"]."""
+    head = {"status": results.status, "warnings": list(results.warnings), "solver": dict(results.solver)}
+    if results.error is not None:
+        head["error"] = results.error
+    sensors, arrays = [], []
+
+    def layout(data: np.ndarray, columns: int) -> dict:
+        data = np.ascontiguousarray(data, dtype="<f8")
+        if data.ndim != 2:
+            data = data.reshape(-1, columns)
+        offset = sum(a.nbytes for a in arrays)
+        arrays.append(data)
+        return {"index": len(arrays) - 1, "rows": int(data.shape[0]), "cols": int(data.shape[1]), "offset": offset}
+    for i, (name, s) in enumerate(results.sensors.items()):
+        sensors.append({"name": name, "key": f"s{i}", "sensorType": s.sensorType, "item": s.item,
+                        "outputVariableType": s.outputVariableType, "columns": list(s.columns),
+                        **layout(s.data, len(s.columns))})
+    if results.solution is not None:  # not part of the results document
+        head["solution"] = results.solution.meta()
+        head["solutionArray"] = {"key": SOLUTION_KEY, **layout(results.solution.data, len(results.solution.columns))}
+    return head, sensors, arrays
+
+
+class Source(AbstractContextManager):
+    """Yields one sensor's rows, a chunk at a time, never a whole array."""
+
+    def rows(self, sensor: dict) -> Iterator[np.ndarray]:
+        raise NotImplementedError
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+
+class Memory(Source):
+    def __init__(self, arrays: list[np.ndarray]):
+        self.arrays = arrays
+
+    def rows(self, sensor):
+        data = self.arrays[sensor["index"]]
+        step = chunk_rows(data.shape[1])
+        for start in range(0, data.shape[0], step):
+            yield data[start:start + step]
+
+
+def _data_json(source: Source, sensor: dict) -> Iterator[bytes]:
+    yield b"["
+    first = True
+    for chunk in source.rows(sensor):
+        if chunk.size:
+            if not first:
+                yield b","
+            yield orjson.dumps(chunk, option=_NUMPY)[1:-1]
+            first = False
+    yield b"]"
+
+
+def sensor_json(source: Source, sensor: dict) -> Iterator[bytes]:
+    """One sensor as in the results document: {"sensorType", "item", "outputVariableType", "columns", "data"}."""
+    yield orjson.dumps({k: sensor[k] for k in META_KEYS})[:-1] + b',"data":'
+    yield from _data_json(source, sensor)
+    yield b"}"
+
+
+def document_json(source: Source, head: dict, sensors: list[dict]) -> Iterator[bytes]:
+    yield orjson.dumps({k: head[k] for k in HEAD_KEYS if k in head})[:-1] + b',"sensors":{'
+    for i, sensor in enumerate(sensors):
+        yield (b"," if i else b"") + orjson.dumps(sensor["name"]) + b":"
+        yield from sensor_json(source, sensor)
+    yield b"}}"
+
+
+def document_bytes(results) -> bytes:
+    """The results document of an in-process run, the same text the service streams."""
+    head, sensors, arrays = split(results)
+    return b"".join(document_json(Memory(arrays), head, sensors))
+
+
+def sensor_csv(source: Source, sensor: dict, job_id: str) -> Iterator[bytes]:
+    """Exudyn's sensor file layout, so exudyn.plot.PlotSensor reads it: '#' header lines, then
+    'time,values...' rows (shortest round-trip floats, lossless)."""
+    number = re.fullmatch(r"[a-z]+(\d+)", sensor["item"] or "")
+    yield (f"#Exudyn sensor output file written by mbserve; job {job_id}, sensor {json.dumps(sensor['name'])}\n"
+           f"#measure {sensor['sensorType']} number = {number.group(1) if number else -1}\n"
+           f"#OutputVariableType = {sensor['outputVariableType']}\n"
+           f"#columns contain: {', '.join(sensor['columns'])}\n"
+           f"#number of sensor values = {len(sensor['columns']) - 1}\n#\n").encode()
+    for chunk in source.rows(sensor):
+        if chunk.size:
+            text = orjson.dumps(chunk, option=_NUMPY)[2:-2].replace(b"],[", b"\n").replace(b"null", b"nan")
+            yield text + b"\n"
+
+
+def streamed(source: Source, parts: Iterable[bytes]) -> Iterator[bytes]:
+    """Closes the source when the response is done (or the client went away)."""
+    with source:
+        yield from parts
+
+
+def solution_json(source: Source, meta: dict, array: dict) -> Iterator[bytes]:
+    """The stored solution: its metadata (multibody.solution.Solution.meta) and "data": rows."""
+    yield orjson.dumps(meta)[:-1] + b',"data":'
+    yield from _data_json(source, array)
+    yield b"}"
+
+
+def solution_csv(source: Source, meta: dict, array: dict, job_id: str) -> Iterator[bytes]:
+    """Exudyn's solution file layout, which exudyn.utilities.LoadSolutionFile reads."""
+    yield header(meta, f"written by mbserve; job {job_id}").encode()
+    for chunk in source.rows(array):
+        if chunk.size:
+            yield csv_rows(chunk).encode()
