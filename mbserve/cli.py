@@ -190,7 +190,7 @@ def sweep(sweep_file: Annotated[Path, typer.Argument(help="a sweep document (JSO
                 typer.echo(json.dumps(submitted.document))
                 return
             final = submitted.wait(progress=True)
-            _write(submitted.csv().rstrip("\n"), output)
+            _write(submitted.csv().rstrip("\n").encode(), output)
             if final["done"] != final["total"]:
                 _fail(f"sweep {submitted.id}: {final['done']} of {final['total']} variations succeeded, "
                       f"{final['failed']} failed, {final['canceled']} canceled", 1)
