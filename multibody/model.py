@@ -18,6 +18,7 @@ from . import settings as settings_mod
 from .capabilities import SUPPORTED_DYNAMIC, explicit_solver_problems
 from .convenience import expand_convenience
 from .expressions import Budget, BudgetExceeded
+from .limits import json_shape
 from .motion_laws import build_motion_law
 from .motions import BASE_FIELD, EXPRESSION_FIELDS, MotionError, undefined_on_grid
 from .outputs import check_sensor_outputs
@@ -130,6 +131,20 @@ def load_model(raw: Any, limits: ExpressionLimits | None = None) -> LoadedModel:
     expressions may ask for (ExpressionLimits' defaults when None)."""
     if not isinstance(raw, dict):
         raise ModelInvalid([Problem("$", "a model document must be a JSON object")])
+    shape = json_shape(raw)
+    if shape.too_deep or shape.huge_int:  # before recursive code, or float(), reads the document
+        raise ModelInvalid(([shape.too_deep] if shape.too_deep else []) + shape.numbers)
+    try:
+        loaded = _load(raw, limits)
+    except ModelInvalid as exc:  # the schema also refuses non-finite numbers where it types them
+        seen = {p.path for p in exc.problems}
+        raise ModelInvalid(exc.problems + [p for p in shape.numbers if p.path not in seen]) from None
+    if shape.numbers:  # in visualization (V*) keys and other untyped places
+        raise ModelInvalid(shape.numbers)
+    return loaded
+
+
+def _load(raw: dict, limits: ExpressionLimits | None) -> LoadedModel:
     # each convenience item becomes the object at its own index (extra items are appended), so the
     # paths of the expanded document are the user's
     expanded, problems, deprecations = expand_convenience(raw)

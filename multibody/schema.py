@@ -50,12 +50,26 @@ def ht_parts(ht: Any) -> tuple[list[list[float]], list[float]]:
     return [row[:3] for row in ht[:3]], [row[3] for row in ht[:3]]
 
 
+# item names appear in URLs (GET /v1/jobs/{id}/sensors/{name}) and in sweep paths (objects[name]):
+# letters, digits and _ - . : @ ~ + only, and not "." or ".." (which clients resolve away)
+NAME_PATTERN = re.compile(r"(?!\.\.?$)[A-Za-z0-9_.:@~+-]{1,128}")
+NAME_RULE = "1 to 128 letters (A-Z, a-z), digits and _ - . : @ ~ +, not '.' or '..'"
+
+
 class Item(BaseModel):
     """Common to all items: a name, visualization keys kept aside, no unknown keys, strict types
     (a string is not a number)."""
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True, use_attribute_docstrings=True)
     name: str = ""
-    """the item's name, to refer to it instead of its index; default: Exudyn's node0, object1, marker2, ..."""
+    """the item's name, to refer to it instead of its index; default: Exudyn's node0, object1, marker2, ...;
+    1 to 128 letters (A-Z, a-z), digits and _ - . : @ ~ +, not '.' or '..' (names appear in URLs)"""
+
+    @field_validator("name")
+    @classmethod
+    def url_safe_name(cls, name: str) -> str:
+        if name and not NAME_PATTERN.fullmatch(name):
+            raise ValueError(f"the name {name[:40]!r} has characters that are not allowed; a name is {NAME_RULE}")
+        return name
     visualization: dict[str, Any] = Field(default_factory=dict, description="drawing parameters, kept unchecked")
 
     @model_validator(mode="before")

@@ -23,6 +23,12 @@ ENUMS = {
 }
 
 
+# the core's own bounds (the service sets tighter, configurable ones: MBSERVE_MAX_STEPS, ...):
+# a step count is work and, for the static solver, memory the solve would commit to up front
+MAX_STEPS = 100_000_000
+MAX_LOAD_STEPS = 1_000_000
+
+
 @lru_cache(maxsize=1)
 def defaults() -> dict:
     text = resources.files("multibody").joinpath("data/exudyn_simulation_settings.json").read_text()
@@ -97,6 +103,8 @@ def resolve(user: Any, path: str = "simulationSettings") -> tuple[dict, list[tup
     steps = ti["numberOfSteps"]
     if steps < 1 or abs(steps - round(steps)) > 1e-10 * max(1.0, steps):
         problems.append((f"{path}.timeIntegration.numberOfSteps", f"must be a positive whole number, got {steps!r}"))
+    elif steps > MAX_STEPS:
+        problems.append((f"{path}.timeIntegration.numberOfSteps", f"{steps:g} steps; the limit is {MAX_STEPS}"))
     if merged["solution"]["sensors"]["writePeriod"] <= 0:
         problems.append((f"{path}.solution.sensors.writePeriod", "must be positive"))
     ga = ti["generalizedAlpha"]
@@ -112,6 +120,9 @@ def resolve(user: Any, path: str = "simulationSettings") -> tuple[dict, list[tup
     ss = merged["staticSolver"]
     if ss["numberOfLoadSteps"] < 1:
         problems.append((f"{path}.staticSolver.numberOfLoadSteps", "must be at least 1"))
+    elif ss["numberOfLoadSteps"] > MAX_LOAD_STEPS:
+        problems.append((f"{path}.staticSolver.numberOfLoadSteps",
+                         f"{ss['numberOfLoadSteps']:g} load steps; the limit is {MAX_LOAD_STEPS}"))
     if ss["loadStepDuration"] <= 0:
         problems.append((f"{path}.staticSolver.loadStepDuration", "must be positive"))
     return merged, problems

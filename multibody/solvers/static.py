@@ -15,17 +15,18 @@ from .generalized_alpha import SolverFailure
 from .linear import Factorization, SingularMatrix
 
 
-def _load_factors(ss: dict) -> list[float]:
+def _load_factors(ss: dict):
+    """The target load factors, one at a time (there may be up to settings.MAX_LOAD_STEPS)."""
     start, duration, n = ss["loadStepStart"], ss["loadStepDuration"], int(round(ss["numberOfLoadSteps"]))
     if ss["loadStepGeometric"] and n > 1:
         rng = ss["loadStepGeometricRange"]
-        return [start + duration * rng ** (k / n - 1.0) for k in range(1, n + 1)]
-    times, t = [], start
-    for _ in range(n):
+        for k in range(1, n + 1):
+            yield start + duration * rng ** (k / n - 1.0)
+        return
+    t = start
+    for k in range(1, n + 1):
         t += duration / n
-        times.append(t)
-    times[-1] = start + duration if abs(times[-1] - start - duration) < 1e-12 else times[-1]
-    return times
+        yield start + duration if k == n and abs(t - start - duration) < 1e-12 else t
 
 
 class _NotConverged(Exception):
@@ -106,12 +107,14 @@ def solve_static(loaded, progress=None, cancel=None) -> Results:
     writer.due(start)
     counts = {"iterations": 0, "jacobians": 0}
     steps, error, t = 0, None, start
-    targets = _load_factors(ss)
+    last = int(round(ss["numberOfLoadSteps"])) - 1
     try:
-        for k, target in enumerate(targets):
+        for k, target in enumerate(_load_factors(ss)):
             nominal = target - t
             h, good = nominal, 0
             while t < target:
+                if cancel is not None and cancel():  # also between the retries of a step
+                    raise SimulationCanceled()
                 t_next = target if t + h >= target - 1e-14 * max(1.0, abs(target)) else t + h
                 lf = (t_next - start) / duration if ss["useLoadFactor"] else 1.0
                 try:
@@ -128,10 +131,8 @@ def solve_static(loaded, progress=None, cancel=None) -> Results:
                 good += 1
                 if good >= ss["adaptiveStepRecoverySteps"]:
                     h, good = min(nominal, h * ss["adaptiveStepIncrease"]), 0
-                if writer.due(t) or (k == len(targets) - 1 and t >= target):
+                if writer.due(t) or (k == last and t >= target):
                     sensors.record(t, q, v, zero_a, lam, lam_sign=-1.0)
-                if cancel is not None and cancel():
-                    raise SimulationCanceled()
                 if progress is not None:
                     progress((t - start) / duration)
     except SolverFailure as exc:
