@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 
 from sqlalchemy import select
@@ -12,6 +13,7 @@ from sqlalchemy.orm import Session
 from store.models import ApiKey, utcnow
 
 ANONYMOUS = "anonymous"
+KEY_ID = re.compile(r"[0-9a-f]{1,16}")
 
 
 def _hash(secret: str) -> str:
@@ -42,7 +44,7 @@ def owner_of(session: Session, presented: str) -> str | None:
     """The owner of a presented key, or None for an unknown, malformed or revoked one."""
     prefix, _, rest = presented.partition("_")
     key_id, _, secret = rest.partition("_")
-    if prefix != "mbs" or not key_id or not secret:
+    if prefix != "mbs" or not KEY_ID.fullmatch(key_id) or not secret:  # checked before the database sees it
         return None
     key = session.get(ApiKey, key_id)
     if key is None or key.revoked_at is not None or not hmac.compare_digest(key.secret_hash, _hash(secret)):

@@ -2,14 +2,16 @@
 from __future__ import annotations
 
 import logging
+import re
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DataError, OperationalError
 from starlette.exceptions import HTTPException
 
 log = logging.getLogger(__name__)
+ID = re.compile(r"[0-9a-f]{1,64}")
 
 
 class ApiError(HTTPException):
@@ -26,7 +28,15 @@ def error_body(code: str, message: str, detail: list[dict] | None = None) -> dic
 
 
 def not_found(what: str, ident: str) -> ApiError:
-    return ApiError(404, "not_found", f"{what} {ident!r} not found")
+    return ApiError(404, "not_found", f"{what} {ident[:100]!r} not found")
+
+
+def checked_id(what: str, ident: str) -> str:
+    """A job or model id as the service makes them (lowercase hex), or 404 before any database call:
+    an id of any other form names nothing, and some (a NUL byte) the database would refuse."""
+    if not ID.fullmatch(ident):
+        raise not_found(what, ident)
+    return ident
 
 
 def join_path(prefix: str, path: str) -> str:
@@ -59,11 +69,21 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(HTTPException)
     async def _http(_: Request, exc: HTTPException):
+        if exc.status_code == 400 and isinstance(exc.__cause__, RecursionError):  # json.loads past ~1000 levels
+            return JSONResponse(error_body("limit_exceeded", "the body is nested too deeply to be read "
+                                           "(MBSERVE_MAX_NESTING_DEPTH)", [{"path": "$", "message": str(exc.__cause__)}]),
+                                422)
         if exc.status_code == 400:  # FastAPI's answer to a body it cannot decode: malformed like any other
             return JSONResponse(error_body("invalid_request", "the body is not a JSON document (UTF-8)",
                                            [{"path": "$", "message": str(exc.detail)}]), 422)
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
         return JSONResponse(error_body(code, str(exc.detail)), exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(DataError)
+    async def _unstorable(_: Request, exc: DataError):  # ids are checked at the edge; this is the net below
+        log.warning("the database refused a value of a request: %s", exc)
+        return JSONResponse(error_body("invalid_request", "a value of the request cannot be stored or looked up",
+                                       [{"path": "$", "message": str(exc.orig).splitlines()[0]}]), 422)
 
     @app.exception_handler(OperationalError)
     async def _database_down(_: Request, exc: OperationalError):

@@ -9,6 +9,8 @@ import multibody
 from store.config import Settings
 from fastapi.responses import JSONResponse
 
+from multibody.limits import MAX_NESTING_DEPTH, json_shape
+
 from .errors import ApiError, error_body, join_path
 
 LISTS = ("nodes", "objects", "markers", "loads", "sensors", "motions")
@@ -16,7 +18,12 @@ EXPRESSION_KEYS = ("position", "positionDot", "positionDotDot", "velocity", "vel
 
 
 class BodyLimit:
-    """ASGI middleware: 413 for a body larger than the limit, whether or not Content-Length says so."""
+    """ASGI middleware: 413 for a body larger than the limit, whether or not Content-Length says so.
+
+    The rest of the body is read and dropped before the answer (up to DRAIN_FACTOR times the
+    limit): a server that closes a connection with unread data makes the client's TCP stack
+    reset it, and the client never reads the 413."""
+    DRAIN_FACTOR = 10
 
     def __init__(self, app, max_bytes: int):
         self.app, self.max_bytes = app, max_bytes
@@ -26,6 +33,7 @@ class BodyLimit:
             return await self.app(scope, receive, send)
         length = dict(scope["headers"]).get(b"content-length")
         if length is not None and length.isdigit() and int(length) > self.max_bytes:
+            await self._drain(receive, 0)
             return await self._reject(scope, receive, send)
         seen = 0
 
@@ -34,17 +42,26 @@ class BodyLimit:
             message = await receive()
             seen += len(message.get("body", b""))
             if seen > self.max_bytes:
+                if message.get("more_body"):
+                    await self._drain(receive, seen)
                 raise self._error()
             return message
         await self.app(scope, counted, send)
 
+    async def _drain(self, receive, seen: int) -> None:
+        while seen <= self.DRAIN_FACTOR * self.max_bytes:
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if message["type"] != "http.request" or not message.get("more_body"):
+                return
+
     def _error(self) -> ApiError:
         return ApiError(413, "request_too_large", f"the request body exceeds the limit of {self.max_bytes} bytes "
-                        "(MBSERVE_MAX_REQUEST_BYTES)")
+                        "(MBSERVE_MAX_REQUEST_BYTES)", headers={"Connection": "close"})
 
     async def _reject(self, scope, receive, send):
         e = self._error()
-        await JSONResponse(error_body(e.code, e.message), e.status)(scope, receive, send)
+        await JSONResponse(error_body(e.code, e.message), e.status, headers=e.headers)(scope, receive, send)
 
 
 def expression_limits(settings: Settings) -> multibody.ExpressionLimits:
@@ -56,9 +73,38 @@ def expression_limits(settings: Settings) -> multibody.ExpressionLimits:
                "max_cost": "MBSERVE_MAX_EXPRESSION_COST", "max_seconds": "MBSERVE_MAX_EXPRESSION_SECONDS"})
 
 
-def check_model(doc: dict, settings: Settings, prefix: str = "") -> None:
-    """422 `limit_exceeded`, naming the limit, for a document the service will not run."""
+def check_json(value, settings: Settings, prefix: str) -> None:
+    """Before anything else reads a body: 422 for nesting over MBSERVE_MAX_NESTING_DEPTH
+    (`limit_exceeded`) or a NaN/Infinity anywhere (`invalid_request`), each with its path."""
+    depth = min(settings.max_nesting_depth, MAX_NESTING_DEPTH)
+    shape = json_shape(value, depth, (prefix,) if prefix else ())
+    detail = [{"path": p.path, "message": p.message} for p in ([shape.too_deep] if shape.too_deep else [])
+              + shape.numbers]
+    if shape.too_deep:
+        raise ApiError(422, "limit_exceeded", f"the body is nested deeper than {depth} levels "
+                       "(MBSERVE_MAX_NESTING_DEPTH)", detail)
+    if detail:
+        raise ApiError(422, "invalid_request", "the body holds numbers that are not finite float64 values (NaN, Infinity, beyond 1.8e308)", detail)
+
+
+def _number(doc: dict, *keys: str):
+    value = doc
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def check_model(doc: dict, settings: Settings, prefix: str = "", run: bool = True) -> None:
+    """422 `limit_exceeded`, naming the limit, for a document the service will not store or, with
+    `run`, not run (steps, load steps, sensor rows: settings a job's overrides may change)."""
     problems = []
+    for keys, limit, name in ((("timeIntegration", "numberOfSteps"), settings.max_steps, "MBSERVE_MAX_STEPS"),
+                              (("staticSolver", "numberOfLoadSteps"), settings.max_load_steps,
+                               "MBSERVE_MAX_LOAD_STEPS")):
+        value = _number(doc, "simulationSettings", *keys)
+        if run and value is not None and value > limit:
+            problems.append({"path": join_path(prefix, ".".join(("simulationSettings",) + keys)),
+                             "message": f"{value:.6g}; the limit is {limit} ({name})"})
     for key in LISTS:
         items = doc.get(key)
         if isinstance(items, list) and len(items) > settings.max_items:
@@ -72,7 +118,7 @@ def check_model(doc: dict, settings: Settings, prefix: str = "") -> None:
                 problems.append({"path": join_path(prefix, f"motions[{i}].{key}"),
                                  "message": f"{len(text)} characters; "
                                  f"the limit is {settings.max_expression_chars} (MBSERVE_MAX_EXPRESSION_CHARS)"})
-    rows = stored_rows(doc)
+    rows = stored_rows(doc) if run else None
     if rows is not None and rows > settings.max_sensor_rows:
         problems.append({"path": join_path(prefix, "simulationSettings"), "message": f"about {rows} stored sensor rows "
                          f"(steps x sensors); the limit is {settings.max_sensor_rows} (MBSERVE_MAX_SENSOR_ROWS)"})

@@ -1,11 +1,17 @@
 """Request and response bodies of the HTTP API (the model document itself is the core's)."""
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
+from fastapi import Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from store.design import SweepSpec
+
+# ids are lowercase hex (service.jobs); anything else is refused before a database sees it
+ID_PATTERN = r"^[0-9a-f]{1,64}$"
+Cursor = Annotated[str | None, Query(pattern=ID_PATTERN, description="nextCursor of the previous page")]
+KEY_PATTERN = r"^[\x21-\x7e]{1,255}$"  # Idempotency-Key: visible ASCII
 
 ModelDocument = dict[str, Any]  # validated by multibody.validate_document, problems reported with paths
 

@@ -37,6 +37,9 @@ class Settings(BaseSettings):
     requeue_after_seconds: float = 60.0  # a job queued this long without a worker is sent again
     max_attempts: int = 3
     job_time_limit: float = 3600.0  # wall seconds per job, then failed with code time_limit
+    # address space of each worker process (RLIMIT_AS), of which the loaded libraries and compiled
+    # kernels take ~0.8 GB; a job over it fails with code memory_limit and the process goes on
+    job_memory_limit_mb: int = 4096
     broker_poll_seconds: float = 1.0  # filesystem broker only: the fallback when a wake-up datagram is lost
 
     # limits on user input
@@ -49,6 +52,9 @@ class Settings(BaseSettings):
     max_expressions: int = 300  # expression fields per document
     max_expression_cost: int = 500_000  # tree nodes parsed, differentiated and compiled per document
     max_expression_seconds: float = 5.0  # CPU seconds of that work per document
+    max_steps: int = 10_000_000  # timeIntegration.numberOfSteps (the core's own bound is 1e8)
+    max_load_steps: int = 100_000  # staticSolver.numberOfLoadSteps (the core's: 1e6)
+    max_nesting_depth: int = 32  # JSON nesting anywhere in a body, V* keys included (the core's: 64)
     rate_limit_per_minute: int = 600  # POST requests per key (or client) and minute
     max_list_limit: int = 200
 

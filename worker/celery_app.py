@@ -24,6 +24,8 @@ def worker_app(settings: Settings) -> Celery:
         task_soft_time_limit=settings.job_time_limit + 30,
         task_time_limit=settings.job_time_limit + 60,
         worker_concurrency=settings.worker_concurrency,
+        # a process whose heap stayed large after a big job is replaced after it (KiB of RSS)
+        worker_max_memory_per_child=settings.job_memory_limit_mb * 1024 // 2 or None,
         worker_send_task_events=False,
     )
     return app
@@ -31,9 +33,18 @@ def worker_app(settings: Settings) -> Celery:
 
 @worker_process_init.connect
 def _warm_up(**_) -> None:
-    """Each worker process loads the core's compiled kernels before its first job (~1 s)."""
+    """Each worker process loads the core's compiled kernels before its first job (~1 s), then
+    bounds its own address space: a job that needs more gets a MemoryError (worker.runner fails
+    it with code memory_limit) instead of the kernel's OOM killer taking the worker."""
+    import resource
+
     import multibody
     multibody.warm_up()
+    limit = app.settings.job_memory_limit_mb << 20
+    if not limit:  # 0: no limit
+        return
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard))
 
 
 app = worker_app(get_settings())

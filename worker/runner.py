@@ -119,6 +119,15 @@ def execute(settings: Settings, job_id: str, outputs: list[design.Output] | None
     except multibody.ModelInvalid as exc:
         status, error = "failed", {"code": "model_invalid", "message": str(exc),
                                    "detail": [{"path": p.path, "message": p.message} for p in exc.problems]}
+    except MemoryError:  # over the worker's memory limit (RLIMIT_AS, worker.celery_app); its arrays are freed
+        log.warning("job %s ran out of memory", job_id)
+        status, error = "failed", {"code": "memory_limit", "detail": [], "message":
+                                   "the job needed more memory than the limit of a job "
+                                   f"({settings.job_memory_limit_mb} MB, MBSERVE_JOB_MEMORY_LIMIT_MB)"}
+    except RecursionError:
+        log.warning("job %s nested too deep", job_id)
+        status, error = "failed", {"code": "recursion_limit", "detail": [], "message":
+                                   "the model is nested too deeply to be read (Python's recursion limit)"}
     except Exception as exc:  # a crash in the core fails this job; the worker goes on
         log.exception("job %s crashed", job_id)
         status, error = "failed", {"code": "internal_error", "message": f"{type(exc).__name__}: {exc}",

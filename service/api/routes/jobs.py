@@ -14,14 +14,14 @@ from sqlalchemy.exc import IntegrityError
 
 from store import jobs, queue
 from store.models import Job, Result
-from ...errors import ApiError, not_found
+from ...errors import ApiError, checked_id, not_found
 from store.db import get_sessionmaker
 from store.jobs import FINISHED, status_document
 from store.notify import RECHECK_SECONDS
-from ...limits import check_model
+from ...limits import check_json, check_model
 from store.formats import document_json, sensor_csv, sensor_json, streamed
 from store.results import open_source
-from ...schemas import ERRORS, JobCreate, JobList, JobStatus
+from ...schemas import ERRORS, KEY_PATTERN, Cursor, JobCreate, JobList, JobStatus
 from ..deps import OwnerDep, RateLimited, SessionDep, SettingsDep
 from .models import owned_model, validated
 
@@ -37,7 +37,7 @@ Status = Literal["queued", "running", "succeeded", "failed", "canceled"]
 
 
 def owned_job(session, owner: str, job_id: str) -> Job:
-    job = session.scalar(select(Job).where(Job.id == job_id, Job.owner == owner))
+    job = session.scalar(select(Job).where(Job.id == checked_id("job", job_id), Job.owner == owner))
     if job is None:
         raise not_found("job", job_id)
     return job
@@ -50,7 +50,9 @@ def _accepted(response: Response, job: Job) -> dict:
 
 @router.post("", status_code=202, response_model=JobStatus, dependencies=[RateLimited])
 def create_job(body: JobCreate, response: Response, session: SessionDep, settings: SettingsDep,
-               owner: OwnerDep, idempotency_key: Annotated[str | None, Header(max_length=255)] = None):
+               owner: OwnerDep, idempotency_key: Annotated[str | None, Header(pattern=KEY_PATTERN)] = None):
+    check_json(body.model, settings, "model")
+    check_json(body.simulationSettings, settings, "simulationSettings")
     request_hash = hashlib.sha256(body.model_dump_json().encode()).hexdigest()
     if idempotency_key is not None:
         earlier = session.scalar(select(Job).where(Job.owner == owner, Job.idempotency_key == idempotency_key))
@@ -60,7 +62,7 @@ def create_job(body: JobCreate, response: Response, session: SessionDep, setting
         raise ApiError(422, "invalid_request", "give exactly one of modelId and model",
                        [{"path": "$", "message": "exactly one of modelId, model is required"}])
     if body.model is not None:
-        check_model(body.model, settings, prefix="model")
+        check_model(body.model, settings, prefix="model", run=not body.simulationSettings)  # else: below
         model = jobs.store_model(session, owner, body.model, validated(body.model, settings, "model"))
     else:
         model = owned_model(session, owner, body.modelId)
@@ -68,10 +70,11 @@ def create_job(body: JobCreate, response: Response, session: SessionDep, setting
     if body.store is not None and body.store.solution is not None:
         overrides = multibody.merge_settings({"simulationSettings": overrides or {}}, {
             "solution": {"file": {"write": body.store.solution}}})["simulationSettings"]
-    if overrides:
+    if overrides or body.model is None:  # the limits hold for what this job will run
         doc = multibody.merge_settings(json.loads(model.document), overrides)
         check_model(doc, settings)
-        validated(doc, settings, "")
+        if overrides:
+            validated(doc, settings, "")
     try:
         job = jobs.create_job(session, owner, model.id, overrides, idempotency_key, request_hash)
     except IntegrityError:  # the same Idempotency-Key raced us
@@ -90,7 +93,7 @@ def _same_request(job: Job, request_hash: str, response: Response) -> dict:
 
 @router.get("", response_model=JobList)
 def list_jobs(session: SessionDep, settings: SettingsDep, owner: OwnerDep, status: Status | None = None,
-              limit: Annotated[int, Query(ge=1, le=1000)] = 50, cursor: str | None = None):
+              limit: Annotated[int, Query(ge=1, le=1000)] = 50, cursor: Cursor = None):
     query = select(Job).where(Job.owner == owner)
     if status:
         query = query.where(Job.status == status)

@@ -1,17 +1,19 @@
 import json
 import logging
+import threading
+from collections import OrderedDict
 from typing import Annotated, Any
 
 import multibody
-from fastapi import APIRouter, Body, Response
+from fastapi import APIRouter, Body, Request, Response
 from sqlalchemy import select
 
 from store.models import Model
-from ...errors import ApiError, join_path, not_found
+from ...errors import ApiError, checked_id, join_path, not_found
 from store.jobs import store_model
-from ...limits import check_model, expression_limits
+from ...limits import check_json, check_model, expression_limits
 from ...schemas import ERRORS, ModelCreated
-from ..deps import OwnerDep, RateLimited, SessionDep, SettingsDep
+from ..deps import OwnerDep, RateLimited, SessionDep, SettingsDep, rate_limited
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1/models", tags=["models"], responses=ERRORS)
@@ -39,6 +41,7 @@ def validated(doc: Any, settings, prefix: str = ""):
 @router.post("", status_code=201, response_model=ModelCreated, dependencies=[RateLimited])
 def create_model(doc: Annotated[dict[str, Any], Body(description="a model document (SPEC section 1)")],
                  response: Response, session: SessionDep, settings: SettingsDep, owner: OwnerDep):
+    check_json(doc, settings, "")
     check_model(doc, settings)
     validation = validated(doc, settings)
     model = store_model(session, owner, doc, validation)
@@ -47,18 +50,38 @@ def create_model(doc: Annotated[dict[str, Any], Body(description="a model docume
 
 
 def owned_model(session, owner: str, model_id: str) -> Model:
-    model = session.scalar(select(Model).where(Model.id == model_id, Model.owner == owner))
+    model = session.scalar(select(Model).where(Model.id == checked_id("model", model_id), Model.owner == owner))
     if model is None:
         raise not_found("model", model_id)
     return model
 
 
+_EXPANDED: OrderedDict[str, str] = OrderedDict()  # model id -> expanded text; a stored model never changes
+_EXPANDED_LOCK = threading.Lock()
+EXPANDED_CACHED_CHARS = 50_000_000  # bounds the cache's memory
+
+
+def expanded_text(model: Model, settings) -> str:
+    """The document after convenience items; validated once per model and process, not per GET."""
+    with _EXPANDED_LOCK:
+        if model.id in _EXPANDED:
+            _EXPANDED.move_to_end(model.id)
+            return _EXPANDED[model.id]
+    expanded = multibody.validate_document(json.loads(model.document), expression_limits(settings)).expanded
+    text = model.document if expanded is None else json.dumps(expanded)  # None: nothing to expand
+    with _EXPANDED_LOCK:
+        _EXPANDED[model.id] = text
+        while sum(map(len, _EXPANDED.values())) > EXPANDED_CACHED_CHARS:
+            _EXPANDED.popitem(last=False)
+    return text
+
+
 @router.get("/{model_id}", responses={200: {"content": {"application/json": {}}}})
-def get_model(model_id: str, session: SessionDep, settings: SettingsDep, owner: OwnerDep,
+def get_model(model_id: str, request: Request, session: SessionDep, settings: SettingsDep, owner: OwnerDep,
               expanded: bool = False) -> Response:
     model = owned_model(session, owner, model_id)
     if expanded:
-        expanded_doc = multibody.validate_document(json.loads(model.document), expression_limits(settings)).expanded
-        if expanded_doc is not None:  # None: no convenience items, the document is its own expansion
-            return Response(json.dumps(expanded_doc), media_type="application/json")
+        if model.id not in _EXPANDED:  # the expansion costs a validation: rate-limited like a POST
+            rate_limited(request, owner)
+        return Response(expanded_text(model, settings), media_type="application/json")
     return Response(model.document, media_type="application/json")
