@@ -132,15 +132,15 @@ def load_model(raw: Any, limits: ExpressionLimits | None = None) -> LoadedModel:
     if not isinstance(raw, dict):
         raise ModelInvalid([Problem("$", "a model document must be a JSON object")])
     shape = json_shape(raw)
-    if shape.too_deep or shape.huge_int:  # before recursive code, or float(), reads the document
-        raise ModelInvalid(([shape.too_deep] if shape.too_deep else []) + shape.numbers)
+    if shape.too_deep or shape.early:  # before recursive code, float() or an encoder reads the document
+        raise ModelInvalid(([shape.too_deep] if shape.too_deep else []) + shape.values)
     try:
         loaded = _load(raw, limits)
     except ModelInvalid as exc:  # the schema also refuses non-finite numbers where it types them
         seen = {p.path for p in exc.problems}
-        raise ModelInvalid(exc.problems + [p for p in shape.numbers if p.path not in seen]) from None
-    if shape.numbers:  # in visualization (V*) keys and other untyped places
-        raise ModelInvalid(shape.numbers)
+        raise ModelInvalid(exc.problems + [p for p in shape.values if p.path not in seen]) from None
+    if shape.values:  # in visualization (V*) keys and other untyped places
+        raise ModelInvalid(shape.values)
     return loaded
 
 

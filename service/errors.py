@@ -1,17 +1,26 @@
 """Every error answer has one shape: {"error": {"code", "message", "detail": [{"path", "message"}]}}."""
 from __future__ import annotations
 
+import json
 import logging
 import re
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse as _JSONResponse
 from sqlalchemy.exc import DataError, OperationalError
 from starlette.exceptions import HTTPException
 
 log = logging.getLogger(__name__)
 ID = re.compile(r"[0-9a-f]{1,64}")
+
+
+class JSONResponse(_JSONResponse):
+    """Error answers quote the request (paths, names, values); \\u escapes keep them JSON text even
+    when the request held a lone surrogate, which no UTF-8 encoder takes."""
+
+    def render(self, content) -> bytes:
+        return json.dumps(content, separators=(",", ":")).encode("ascii")
 
 
 class ApiError(HTTPException):

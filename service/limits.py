@@ -7,11 +7,10 @@ import time
 
 import multibody
 from store.config import Settings
-from fastapi.responses import JSONResponse
 
 from multibody.limits import MAX_NESTING_DEPTH, json_shape
 
-from .errors import ApiError, error_body, join_path
+from .errors import ApiError, JSONResponse, error_body, join_path
 
 LISTS = ("nodes", "objects", "markers", "loads", "sensors", "motions")
 EXPRESSION_KEYS = ("position", "positionDot", "positionDotDot", "velocity", "velocityDot", "acceleration")
@@ -79,12 +78,13 @@ def check_json(value, settings: Settings, prefix: str) -> None:
     depth = min(settings.max_nesting_depth, MAX_NESTING_DEPTH)
     shape = json_shape(value, depth, (prefix,) if prefix else ())
     detail = [{"path": p.path, "message": p.message} for p in ([shape.too_deep] if shape.too_deep else [])
-              + shape.numbers]
+              + shape.values]
     if shape.too_deep:
         raise ApiError(422, "limit_exceeded", f"the body is nested deeper than {depth} levels "
                        "(MBSERVE_MAX_NESTING_DEPTH)", detail)
     if detail:
-        raise ApiError(422, "invalid_request", "the body holds numbers that are not finite float64 values (NaN, Infinity, beyond 1.8e308)", detail)
+        raise ApiError(422, "invalid_request", "the body holds values that JSON text cannot carry (NaN, Infinity, "
+                       "numbers beyond 1.8e308, lone surrogates)", detail)
 
 
 def _number(doc: dict, *keys: str):

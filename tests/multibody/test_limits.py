@@ -1,6 +1,7 @@
-"""The core's own bounds (issue 18): step counts, nesting depth, numbers that are not float64,
+"""The core's own bounds (issue 18): step counts, nesting depth, values that are not JSON text,
 and the static solver's load factors made one at a time and stopped by cancel."""
 import copy
+import json
 import time
 import tracemalloc
 
@@ -100,9 +101,20 @@ def test_integers_beyond_a_float64_are_a_problem_not_a_crash(mini):
     assert "beyond the range of a float64" in problems(doc)["simulationSettings.timeIntegration.numberOfSteps"]
 
 
-def test_shape_check_reports_at_most_twenty_numbers_and_counts_the_rest():
+def test_lone_surrogates_in_keys_and_values_are_refused_with_a_path_that_is_text(mini):
+    """JSON's \\ud800 escape gives Python a string that no UTF-8 encoder takes (a 500 before)."""
+    doc = copy.deepcopy(mini)
+    doc["name"] = "a\ud800"
+    doc["simulationSettings"]["\udfff"] = {"x": 1}
+    found = problems(doc)
+    assert set(found) == {"name", "simulationSettings.\\udfff"}
+    assert all("lone surrogate" in m for m in found.values())
+    json.dumps(found, ensure_ascii=False).encode()  # the problems themselves are text
+
+
+def test_shape_check_reports_at_most_twenty_values_and_counts_the_rest():
     shape = json_shape({"a": [float("nan")] * 25})
-    assert shape.too_deep is None and len(shape.numbers) == 21 and "5 more" in shape.numbers[-1].message
+    assert shape.too_deep is None and len(shape.values) == 21 and "5 more" in shape.values[-1].message
 
 
 @pytest.mark.parametrize("name", ["a/b", "..", ".", "x y", "é", "a?b", "a#b", "a%2F", "x" * 129])

@@ -181,3 +181,16 @@ def test_hostile_ids_never_reach_the_database(settings, queued, mini, backend):
             for answer, status in nul_requests(c, mini, model_id, job_id):
                 assert answer.status_code == status, (answer.request.url, answer.text)
                 assert answer.status_code == 200 or set(answer.json()["error"]) == {"code", "message", "detail"}
+
+
+@pytest.mark.parametrize("where", ["name", "key", "extra"])
+def test_lone_surrogates_are_a_422_whose_body_is_json(client, mini, where):
+    """Found by bench/fuzz.py: '\\ud800' in a name or key reached a UTF-8 encoder (a 500)."""
+    doc = copy.deepcopy(mini)
+    if where == "name":
+        doc["objects"][1]["name"] = "a\ud800"
+    elif where == "key":
+        doc["simulationSettings"]["\udfff"] = 1
+    body = {"model": doc} if where != "extra" else {"model": mini, "\ud800": 1}
+    answer = client.post("/v1/jobs", content=json.dumps(body), headers={"content-type": "application/json"})
+    assert answer.status_code == 422 and answer.json()["error"]["detail"], answer.text
