@@ -33,12 +33,13 @@ from urllib.parse import quote
 
 import httpx
 from hypothesis import HealthCheck, Phase, given, settings as hsettings, strategies as st
+from hypothesis.errors import HypothesisException
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 MINI = json.loads((ROOT.parent / "shared" / "examples" / "mini" / "model.json").read_text())
-DEEP = "\u0001deep:"  # a string marker json.dumps keeps; replaced by nesting it could not write
+DEEP = "@@deep:"  # a string marker json.dumps writes as it is; replaced by nesting it could not write
 
 
 class Tally:
@@ -47,6 +48,7 @@ class Tally:
     def __init__(self):
         self.requests = 0
         self.unsendable = 0  # generated, but not a request an HTTP client can send
+        self.machine_runs_ended = 0  # stateful runs hypothesis stopped early (see run_schemathesis)
         self.server_errors: list[str] = []
         self.dropped: list[str] = []
         self.bad_shape: list[str] = []
@@ -91,7 +93,8 @@ class Tally:
         lines = [f"requests tried {self.requests}, answered 5xx {len(self.server_errors)}, dropped connections "
                  f"{len(self.dropped)}, error bodies not as documented {len(self.bad_shape)}, slowest response "
                  f"{self.slowest[0]:.2f} s ({self.slowest[1]})",
-                 f"generated but not sendable by an HTTP client: {self.unsendable}",
+                 f"generated but not sendable by an HTTP client: {self.unsendable}; stateful runs ended early by "
+                 f"hypothesis: {self.machine_runs_ended}",
                  "answers by status: " + ", ".join(f"{k}: {v}" for k, v in sorted(self.statuses.items()))]
         for name, items in (("5xx", self.server_errors), ("dropped", self.dropped), ("shape", self.bad_shape)):
             lines += [f"  {name}: {item}" for item in items[:10]]
@@ -276,6 +279,8 @@ def run_schemathesis(schema, tally: Tally, count: int, call_kwargs: dict) -> Non
                                            phases=[Phase.generate], suppress_health_check=list(HealthCheck)))
         except ConnectionError:
             pass
+        except HypothesisException:  # a run that hypothesis ends (FlakyStrategyDefinition: the server's
+            tally.machine_runs_ended += 1  # state changed under it); its requests were counted
         if tally.requests == before:
             break
 

@@ -39,11 +39,13 @@ def merge_settings(doc: dict, overrides: dict | None) -> dict:
     return out
 
 
-def validate_document(doc: Any, limits: ExpressionLimits | None = None) -> Validation:
+def validate_document(doc: Any, limits: ExpressionLimits | None = None,
+                      cancel: Callable[[], bool] | None = None) -> Validation:
     """Check a model document; all problems at once, each with its JSON path. `limits`: what
-    its expressions may cost (ExpressionLimits' defaults when None)."""
+    its expressions may cost (ExpressionLimits' defaults when None). Raises SimulationCanceled
+    when `cancel()` turns true (polled between stages and motion laws)."""
     try:
-        loaded = load_model(doc, limits)
+        loaded = load_model(doc, limits, cancel)
     except ModelInvalid as exc:
         return Validation(ok=False, problems=exc.problems, warnings=[], summary={})
     return Validation(ok=True, problems=[], warnings=loaded.warnings, summary=loaded.summary(),

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from pydantic import ValidationError
@@ -24,7 +24,7 @@ from .motions import BASE_FIELD, EXPRESSION_FIELDS, MotionError, undefined_on_gr
 from .outputs import check_sensor_outputs
 from .schema_problems import invalid_items, schema_problems
 from .system import System
-from .values import ExpressionLimits, ModelInvalid, Problem, did_you_mean
+from .values import ExpressionLimits, ModelInvalid, Problem, SimulationCanceled, did_you_mean
 
 TIME_CHECKS = 10_000  # at most this many intervals of the time span, where each law of t is evaluated
 
@@ -126,16 +126,18 @@ def _valid_part(expanded: dict, exc: ValidationError) -> tuple[S.ModelDocument, 
     return doc, bad_top & set(S.LIST_KINDS)
 
 
-def load_model(raw: Any, limits: ExpressionLimits | None = None) -> LoadedModel:
+def load_model(raw: Any, limits: ExpressionLimits | None = None,
+               cancel: Callable[[], bool] | None = None) -> LoadedModel:
     """The checked model of a document; ModelInvalid listing every problem. `limits`: what its
-    expressions may ask for (ExpressionLimits' defaults when None)."""
+    expressions may ask for (ExpressionLimits' defaults when None); SimulationCanceled between
+    stages once `cancel()` is true (the API's client went away: its validation stops)."""
     if not isinstance(raw, dict):
         raise ModelInvalid([Problem("$", "a model document must be a JSON object")])
     shape = json_shape(raw)
     if shape.too_deep or shape.early:  # before recursive code, float() or an encoder reads the document
         raise ModelInvalid(([shape.too_deep] if shape.too_deep else []) + shape.values)
     try:
-        loaded = _load(raw, limits)
+        loaded = _load(raw, limits, cancel)
     except ModelInvalid as exc:  # the schema also refuses non-finite numbers where it types them
         seen = {p.path for p in exc.problems}
         raise ModelInvalid(exc.problems + [p for p in shape.values if p.path not in seen]) from None
@@ -144,7 +146,7 @@ def load_model(raw: Any, limits: ExpressionLimits | None = None) -> LoadedModel:
     return loaded
 
 
-def _load(raw: dict, limits: ExpressionLimits | None) -> LoadedModel:
+def _load(raw: dict, limits: ExpressionLimits | None, cancel: Callable[[], bool] | None) -> LoadedModel:
     # each convenience item becomes the object at its own index (extra items are appended), so the
     # paths of the expanded document are the user's
     expanded, problems, deprecations = expand_convenience(raw)
@@ -158,7 +160,7 @@ def _load(raw: dict, limits: ExpressionLimits | None) -> LoadedModel:
         if part is None:
             raise ModelInvalid(schema) from None
         doc, unreadable = part
-    loaded = _Checker(doc, limits or ExpressionLimits(), expanded, schema, unreadable).run()
+    loaded = _Checker(doc, limits or ExpressionLimits(), expanded, schema, unreadable, cancel).run()
     loaded.expanded_document = expanded
     loaded.warnings[:0] = deprecations
     return loaded
@@ -168,10 +170,10 @@ class _Checker:
     """Resolves references and checks what they point at; collects every problem."""
 
     def __init__(self, doc: S.ModelDocument, limits: ExpressionLimits, raw: dict, schema: list[Problem],
-                 unreadable: set[str]):
+                 unreadable: set[str], cancel: Callable[[], bool] | None = None):
         """`doc` may hold None for items with schema problems (`schema`); `unreadable` lists are
         not lists at all: references into them are not checked."""
-        self.doc, self.limits = doc, limits
+        self.doc, self.limits, self.cancel = doc, limits, cancel
         self.problems: list[Problem] = list(schema)
         self.complete = not schema
         self.unreadable = unreadable
@@ -192,18 +194,22 @@ class _Checker:
     def problem(self, kind: str, index: int, path: str, message: str) -> None:
         self.problems.append(Problem(f"{kind}[{index}]{path}", message, self.names[kind][index]))
 
+    def poll(self) -> None:
+        if self.cancel is not None and self.cancel():
+            raise SimulationCanceled()
+
     def run(self) -> LoadedModel:
         self.check_names()
         settings, sp = settings_mod.resolve(self.doc.simulationSettings)
         self.settings = settings
         self.problems += [Problem(p, m) for p, m in sp]
         self.check_solve()
-        self.resolve_bodies()
-        self.resolve_markers()
-        self.resolve_connectors()
-        self.resolve_loads()
-        self.resolve_sensors()
+        for stage in (self.resolve_bodies, self.resolve_markers, self.resolve_connectors, self.resolve_loads,
+                      self.resolve_sensors):
+            self.poll()
+            stage()
         motions = self.resolve_motions()
+        self.poll()
         if self.complete:
             self.problems += explicit_solver_problems(self.doc, settings, self.names, self.refs)
         loaded = LoadedModel(document=self.doc, settings=settings, names=self.names, refs=self.refs,
@@ -398,6 +404,7 @@ class _Checker:
         times = self.step_times()
         laws = []
         for i, (spec, joint) in enumerate(zip(motions, joints)):
+            self.poll()  # building and checking a law is the costly part of a validation
             if joint is None:
                 continue
             name, path = self.names["motions"][i], f"motions[{i}]"

@@ -14,7 +14,7 @@ from . import errors
 from .api.routes import health, jobs, models, solution, sweeps
 from .embedded import EmbeddedWorker
 from .events import JobWaiters
-from .limits import BodyLimit, RateLimiter
+from .limits import BodyLimit, DisconnectWatch, RateLimiter
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +90,7 @@ def create_app(settings: Settings | None = None, embedded_worker: bool = False) 
     errors.install(app)
     for module in (models, jobs, solution, sweeps, health):
         app.include_router(module.router)
+    app.add_middleware(DisconnectWatch)
     app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
     # results and sensors are streamed: Starlette compresses chunk by chunk (never event streams)
     app.add_middleware(GZipMiddleware, minimum_size=1024)

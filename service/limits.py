@@ -1,6 +1,7 @@
 """Limits on user input that the core cannot know about: request size, document size, stored rows."""
 from __future__ import annotations
 
+import asyncio
 import math
 import threading
 import time
@@ -9,6 +10,7 @@ import multibody
 from store.config import Settings
 
 from multibody.limits import MAX_NESTING_DEPTH, json_shape
+from multibody.model import NODE_COORDINATES
 
 from .errors import ApiError, JSONResponse, error_body, join_path
 
@@ -72,6 +74,42 @@ def expression_limits(settings: Settings) -> multibody.ExpressionLimits:
                "max_cost": "MBSERVE_MAX_EXPRESSION_COST", "max_seconds": "MBSERVE_MAX_EXPRESSION_SECONDS"})
 
 
+class DisconnectWatch:
+    """ASGI middleware: once a request's body is in, watches for the client going away and sets
+    scope["mbserve.gone"] (a threading.Event), which validation polls (deps.ClientGone): the
+    work of a request nobody waits for stops. The app's own later receive() gets the same message."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        gone = scope["mbserve.gone"] = threading.Event()
+        after_body: asyncio.Future | None = None
+
+        def seen(future: asyncio.Future) -> None:
+            if not future.cancelled() and future.exception() is None and future.result()["type"] == "http.disconnect":
+                gone.set()
+
+        async def watched():
+            nonlocal after_body
+            if after_body is not None:
+                return await asyncio.shield(after_body)
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                gone.set()
+            elif not message.get("more_body"):
+                after_body = asyncio.ensure_future(receive())
+                after_body.add_done_callback(seen)
+            return message
+        try:
+            await self.app(scope, watched, send)
+        finally:
+            if after_body is not None and not after_body.done():
+                after_body.cancel()
+
+
 def check_json(value, settings: Settings, prefix: str) -> None:
     """Before anything else reads a body: 422 for nesting over MBSERVE_MAX_NESTING_DEPTH
     (`limit_exceeded`) or a NaN/Infinity anywhere (`invalid_request`), each with its path."""
@@ -122,24 +160,46 @@ def check_model(doc: dict, settings: Settings, prefix: str = "", run: bool = Tru
     if rows is not None and rows > settings.max_sensor_rows:
         problems.append({"path": join_path(prefix, "simulationSettings"), "message": f"about {rows} stored sensor rows "
                          f"(steps x sensors); the limit is {settings.max_sensor_rows} (MBSERVE_MAX_SENSOR_ROWS)"})
+    size = solution_bytes(doc) if run else None
+    if size is not None and size > settings.max_result_bytes:
+        problems.append({"path": join_path(prefix, "simulationSettings.solution.file"), "message": f"about {size} "
+                         f"bytes of stored solution (rows x coordinates); the limit is {settings.max_result_bytes} "
+                         "(MBSERVE_MAX_RESULT_BYTES): a longer solution.file.writePeriod"})
     if problems:
         raise ApiError(422, "limit_exceeded", "the model exceeds a limit of this service", problems)
+
+
+def _rows(doc: dict, period_keys: tuple, default_period: float) -> int:
+    settings = doc.get("simulationSettings") or {}
+    if (doc.get("solve") or {}).get("type") == "Static":
+        return int((settings.get("staticSolver") or {}).get("numberOfLoadSteps", 1)) + 1
+    ti = settings.get("timeIntegration") or {}
+    steps = int(ti.get("numberOfSteps", 100))
+    end, start = float(ti.get("endTime", 1.0)), float(ti.get("startTime", 0.0))
+    period = settings
+    for key in period_keys:
+        period = period.get(key) or {}
+    period = float(period or default_period)
+    per_period = math.ceil((end - start) / period) if period > 0 else steps
+    return min(steps, per_period) + 2
+
+
+def solution_bytes(doc: dict) -> int | None:
+    """Bytes of the stored solution, when the job stores one: rows x (time, q, q̇, q̈) at least."""
+    try:
+        file = ((doc.get("simulationSettings") or {}).get("solution") or {}).get("file") or {}
+        if file.get("write") is not True:
+            return None
+        coordinates = sum(NODE_COORDINATES.get(node.get("nodeType"), 0) for node in doc.get("nodes") or [])
+        return _rows(doc, ("solution", "file", "writePeriod"), 0.01) * (1 + 3 * coordinates) * 8
+    except (TypeError, ValueError, AttributeError, OverflowError, ZeroDivisionError):
+        return None  # malformed: the core's validation names the problem
 
 
 def stored_rows(doc: dict) -> int | None:
     """Sensor rows the solve will store: one per write period (at most one per step) plus start and end."""
     try:
-        sensors = len(doc.get("sensors") or [])
-        settings = doc.get("simulationSettings") or {}
-        ti = settings.get("timeIntegration") or {}
-        steps = int(ti.get("numberOfSteps", 100))
-        end, start = float(ti.get("endTime", 1.0)), float(ti.get("startTime", 0.0))
-        period = float(((settings.get("solution") or {}).get("sensors") or {}).get("writePeriod", 0.01))
-        if (doc.get("solve") or {}).get("type") == "Static":
-            steps = int((settings.get("staticSolver") or {}).get("numberOfLoadSteps", 1))
-            return sensors * (steps + 1)
-        per_period = math.ceil((end - start) / period) if period > 0 else steps
-        return sensors * (min(steps, per_period) + 2)
+        return len(doc.get("sensors") or []) * _rows(doc, ("solution", "sensors", "writePeriod"), 0.01)
     except (TypeError, ValueError, AttributeError, OverflowError, ZeroDivisionError):
         return None  # malformed: the core's validation names the problem
 

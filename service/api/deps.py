@@ -1,7 +1,7 @@
 """Dependencies shared by the routes: settings, a database session, the caller (owner)."""
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -57,3 +57,12 @@ def rate_limited(request: Request, owner: OwnerDep) -> None:
 
 
 RateLimited = Depends(rate_limited)
+
+
+def client_gone(request: Request) -> Callable[[], bool]:
+    """True once the client has disconnected (service.limits.DisconnectWatch)."""
+    gone = request.scope.get("mbserve.gone")
+    return gone.is_set if gone is not None else (lambda: False)
+
+
+ClientGone = Annotated[Callable[[], bool], Depends(client_gone)]

@@ -129,3 +129,12 @@ def test_names_of_the_allowed_characters_pass(mini):
     doc = copy.deepcopy(mini)
     doc["sensors"][0]["name"] = "Marker1:slide-end_2.x~@+"
     assert not problems(doc)
+
+
+def test_validation_polls_cancel_between_stages_and_motion_laws():
+    doc = example("motion_sine")
+    polls = []
+    assert multibody.validate_document(doc, cancel=lambda: polls.append(1) and False).ok
+    assert len(polls) >= 5 + len(doc["motions"])
+    with pytest.raises(multibody.SimulationCanceled):
+        multibody.validate_document(doc, cancel=lambda: True)

@@ -2,6 +2,7 @@
 an unbounded job or an unreadable answer, and what the service answers now."""
 import copy
 import json
+import time
 
 import pytest
 from fastapi.testclient import TestClient
@@ -194,3 +195,56 @@ def test_lone_surrogates_are_a_422_whose_body_is_json(client, mini, where):
     body = {"model": doc} if where != "extra" else {"model": mini, "\ud800": 1}
     answer = client.post("/v1/jobs", content=json.dumps(body), headers={"content-type": "application/json"})
     assert answer.status_code == 422 and answer.json()["error"]["detail"], answer.text
+
+
+def test_a_stored_solution_over_the_result_limit_is_refused_before_the_run(settings, queued, mini):
+    """The solution (rows x coordinates) counts against MBSERVE_MAX_RESULT_BYTES before any work:
+    mini stores 102 rows of 1 + 3 x 7 values (about 18 kB)."""
+    with TestClient(create_app(settings.model_copy(update={"max_result_bytes": 10_000}))) as c:
+        found = error(c.post("/v1/jobs", json={"model": mini, "store": {"solution": True}}), 422, "limit_exceeded")
+        assert "MBSERVE_MAX_RESULT_BYTES" in found["detail"][0]["message"]
+        assert c.post("/v1/jobs", json={"model": mini}).status_code == 202
+
+
+def test_validation_stops_when_the_client_disconnects(settings, queued, mini, monkeypatch):
+    """Issue 18: a request's validation went on after its client had gone (24 s of CPU for one
+    body). The ASGI app gets the body, then the client's disconnect; the validation, here one
+    that would take 30 s, sees it and stops."""
+    import anyio
+    polled = []
+
+    def slow_validation(doc, cancel=None):
+        end = time.monotonic() + 30
+        while time.monotonic() < end:
+            polled.append(cancel())
+            if polled[-1]:
+                raise multibody.SimulationCanceled()
+            time.sleep(0.01)
+        return validate(doc)
+    validate = multibody.validate_document
+    monkeypatch.setattr(multibody, "validate_document", slow_validation)
+    body = json.dumps(mini).encode()
+    messages = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def receive():
+        if messages:
+            return messages.pop()
+        await anyio.sleep(0.3)  # the client goes away while the validation runs
+        return {"type": "http.disconnect"}
+
+    sent = []
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+             "scheme": "http", "path": "/v1/models", "raw_path": b"/v1/models", "query_string": b"",
+             "root_path": "", "headers": [(b"content-type", b"application/json"),
+                                          (b"content-length", str(len(body)).encode())],
+             "client": ("127.0.0.1", 5000), "server": ("testserver", 80)}
+    app = create_app(settings)
+    started = time.monotonic()
+    anyio.run(app, scope, receive, send)
+    assert time.monotonic() - started < 10
+    assert polled and polled[-1] is True and polled[0] is False
+    assert sent[0]["status"] == 422 and b"client_gone" in sent[1]["body"]

@@ -22,7 +22,7 @@ from ...limits import check_json, check_model
 from store.formats import document_json, sensor_csv, sensor_json, streamed
 from store.results import open_source
 from ...schemas import ERRORS, KEY_PATTERN, Cursor, JobCreate, JobList, JobStatus
-from ..deps import OwnerDep, RateLimited, SessionDep, SettingsDep
+from ..deps import ClientGone, OwnerDep, RateLimited, SessionDep, SettingsDep
 from .models import owned_model, validated
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"], responses=ERRORS)
@@ -50,7 +50,8 @@ def _accepted(response: Response, job: Job) -> dict:
 
 @router.post("", status_code=202, response_model=JobStatus, dependencies=[RateLimited])
 def create_job(body: JobCreate, response: Response, session: SessionDep, settings: SettingsDep,
-               owner: OwnerDep, idempotency_key: Annotated[str | None, Header(pattern=KEY_PATTERN)] = None):
+               owner: OwnerDep, gone: ClientGone,
+               idempotency_key: Annotated[str | None, Header(pattern=KEY_PATTERN)] = None):
     check_json(body.model, settings, "model")
     check_json(body.simulationSettings, settings, "simulationSettings")
     request_hash = hashlib.sha256(body.model_dump_json().encode()).hexdigest()
@@ -63,7 +64,7 @@ def create_job(body: JobCreate, response: Response, session: SessionDep, setting
                        [{"path": "$", "message": "exactly one of modelId, model is required"}])
     if body.model is not None:
         check_model(body.model, settings, prefix="model", run=not body.simulationSettings)  # else: below
-        model = jobs.store_model(session, owner, body.model, validated(body.model, settings, "model"))
+        model = jobs.store_model(session, owner, body.model, validated(body.model, settings, "model", gone))
     else:
         model = owned_model(session, owner, body.modelId)
     overrides = body.simulationSettings
@@ -74,7 +75,7 @@ def create_job(body: JobCreate, response: Response, session: SessionDep, setting
         doc = multibody.merge_settings(json.loads(model.document), overrides)
         check_model(doc, settings)
         if overrides:
-            validated(doc, settings, "")
+            validated(doc, settings, "", gone)
     try:
         job = jobs.create_job(session, owner, model.id, overrides, idempotency_key, request_hash)
     except IntegrityError:  # the same Idempotency-Key raced us

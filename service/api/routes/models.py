@@ -2,7 +2,7 @@ import json
 import logging
 import threading
 from collections import OrderedDict
-from typing import Annotated, Any
+from typing import Annotated, Any, Callable
 
 import multibody
 from fastapi import APIRouter, Body, Request, Response
@@ -13,7 +13,7 @@ from ...errors import ApiError, checked_id, join_path, not_found
 from store.jobs import store_model
 from ...limits import check_json, check_model, expression_limits
 from ...schemas import ERRORS, ModelCreated
-from ..deps import OwnerDep, RateLimited, SessionDep, SettingsDep, rate_limited
+from ..deps import ClientGone, OwnerDep, RateLimited, SessionDep, SettingsDep, rate_limited
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1/models", tags=["models"], responses=ERRORS)
@@ -24,10 +24,13 @@ def problems_detail(validation, prefix: str = "") -> list[dict]:
             for p in validation.problems]
 
 
-def validated(doc: Any, settings, prefix: str = ""):
-    """The core's validation, or 422 `model_invalid` listing every problem with its path."""
+def validated(doc: Any, settings, prefix: str = "", gone: Callable[[], bool] | None = None):
+    """The core's validation, or 422 `model_invalid` listing every problem with its path; it stops
+    when the client has gone (`gone()`)."""
     try:
-        validation = multibody.validate_document(doc, expression_limits(settings))
+        validation = multibody.validate_document(doc, expression_limits(settings), cancel=gone)
+    except multibody.SimulationCanceled:
+        raise ApiError(422, "client_gone", "the client disconnected; the validation was stopped") from None
     except Exception as exc:  # the core promises not to raise for bad input; if it does, the input is still bad
         log.exception("validate_document raised for a user document")
         raise ApiError(422, "model_invalid", f"the model could not be read: {type(exc).__name__}: {exc}",
@@ -40,10 +43,10 @@ def validated(doc: Any, settings, prefix: str = ""):
 
 @router.post("", status_code=201, response_model=ModelCreated, dependencies=[RateLimited])
 def create_model(doc: Annotated[dict[str, Any], Body(description="a model document (SPEC section 1)")],
-                 response: Response, session: SessionDep, settings: SettingsDep, owner: OwnerDep):
+                 response: Response, session: SessionDep, settings: SettingsDep, owner: OwnerDep, gone: ClientGone):
     check_json(doc, settings, "")
     check_model(doc, settings)
-    validation = validated(doc, settings)
+    validation = validated(doc, settings, "", gone)
     model = store_model(session, owner, doc, validation)
     response.headers["Location"] = f"/v1/models/{model.id}"
     return ModelCreated(id=model.id, warnings=validation.warnings, summary=validation.summary)
