@@ -37,8 +37,8 @@ class Settings(BaseSettings):
     requeue_after_seconds: float = 60.0  # a job queued this long without a worker is sent again
     max_attempts: int = 3
     job_time_limit: float = 3600.0  # wall seconds per job, then failed with code time_limit
-    # address space of each worker process (RLIMIT_AS), of which the loaded libraries and compiled
-    # kernels take ~0.8 GB; a job over it fails with code memory_limit and the process goes on
+    # memory a job may take: a worker process's address space (RLIMIT_AS) is what it has after
+    # loading the core (~0.8 GB here) plus this; a job over it fails with code memory_limit
     job_memory_limit_mb: int = 4096
     broker_poll_seconds: float = 1.0  # filesystem broker only: the fallback when a wake-up datagram is lost
 

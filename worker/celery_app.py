@@ -5,6 +5,8 @@ the API's) with the execution options and the tasks.
 """
 from __future__ import annotations
 
+import os
+
 from celery import Celery
 from celery.signals import worker_process_init
 
@@ -25,7 +27,8 @@ def worker_app(settings: Settings) -> Celery:
         task_time_limit=settings.job_time_limit + 60,
         worker_concurrency=settings.worker_concurrency,
         # a process whose heap stayed large after a big job is replaced after it (KiB of RSS)
-        worker_max_memory_per_child=settings.job_memory_limit_mb * 1024 // 2 or None,
+        worker_max_memory_per_child=(1024 + settings.job_memory_limit_mb // 2) * 1024 if settings.job_memory_limit_mb
+        else None,
         worker_send_task_events=False,
     )
     return app
@@ -34,15 +37,19 @@ def worker_app(settings: Settings) -> Celery:
 @worker_process_init.connect
 def _warm_up(**_) -> None:
     """Each worker process loads the core's compiled kernels before its first job (~1 s), then
-    bounds its own address space: a job that needs more gets a MemoryError (worker.runner fails
-    it with code memory_limit) instead of the kernel's OOM killer taking the worker."""
+    bounds its own address space to what it has now plus MBSERVE_JOB_MEMORY_LIMIT_MB (RLIMIT_AS;
+    relative, as the libraries' share grows with the host's cores): a job that needs more gets a
+    MemoryError (worker.runner fails it with code memory_limit) instead of the kernel's OOM killer
+    taking the worker."""
     import resource
 
     import multibody
     multibody.warm_up()
-    limit = app.settings.job_memory_limit_mb << 20
-    if not limit:  # 0: no limit
+    if not app.settings.job_memory_limit_mb:  # 0: no limit
         return
+    with open("/proc/self/statm") as f:
+        own = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    limit = own + (app.settings.job_memory_limit_mb << 20)
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
     resource.setrlimit(resource.RLIMIT_AS, (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard))
 

@@ -5,7 +5,6 @@ the worker goes on. Before, 1e9 load steps reached 23 GB until the kernel's OOM 
 struck, or a MemoryError in Celery's own threads took the worker (both slots) down, and the job
 ended worker_lost after ~2 min."""
 import httpx
-import psutil
 import pytest
 
 from tests.conftest import example
@@ -13,7 +12,7 @@ from tests.support import lasting, wait_job
 from tests.worker.conftest import distributed
 from tests.worker.test_outcomes import pool_processes
 
-MEMORY_LIMIT_MB = 1600  # address space of each pool process, of which its libraries take ~0.8-1 GB
+MEMORY_LIMIT_MB = 800  # what a job may take beyond the pool process's own address space
 
 
 @pytest.fixture(scope="module")
@@ -26,14 +25,13 @@ def cluster(tmp_path_factory, postgres_url, redis_url):
 
 
 def test_a_job_over_the_memory_limit_fails_with_memory_limit_and_the_other_slot_goes_on(cluster):
-    """300 HomogeneousTransformation sensors over 40,000 rows: 1.6 GB of rows alone."""
+    """300 HomogeneousTransformation sensors over 40,000 rows: 1.6 GB of rows alone, twice what a job may take."""
     worker = cluster["worker"]
     with httpx.Client(base_url=cluster["url"], timeout=30) as client:
         assert wait_job(client, client.post("/v1/jobs", json={"model": example("mini")}).json()["id"])["status"] \
             == "succeeded"  # the pool is up
         before = pool_processes(worker)
         assert len(before) == 2
-        sizes = {pid: psutil.Process(pid).memory_info().vms >> 20 for pid in before}
         doc = example("mini")
         doc["sensors"] = [dict(doc["sensors"][1], name=f"ht{i}") for i in range(300)]
         hog = client.post("/v1/jobs", json={"model": doc, "simulationSettings": {
@@ -41,7 +39,7 @@ def test_a_job_over_the_memory_limit_fails_with_memory_limit_and_the_other_slot_
             "solution": {"sensors": {"writePeriod": 0.001}}}}).json()
         other = client.post("/v1/jobs", json={"model": example("mini"), "simulationSettings": lasting(4)}).json()
         done = wait_job(client, hog["id"], timeout=180)
-        assert done["status"] == "failed" and done["error"]["code"] == "memory_limit", (done, sizes)
+        assert done["status"] == "failed" and done["error"]["code"] == "memory_limit", done
         assert f"{MEMORY_LIMIT_MB} MB" in done["error"]["message"]
         assert wait_job(client, other["id"], timeout=180)["status"] == "succeeded"
         follow = client.post("/v1/jobs", json={"model": example("mini")}).json()
