@@ -131,7 +131,7 @@ def test_the_expanded_model_is_computed_once(client, mini, monkeypatch):
     models._EXPANDED.clear()
     calls = []
     validate = multibody.validate_document
-    monkeypatch.setattr(multibody, "validate_document", lambda doc: calls.append(1) or validate(doc))
+    monkeypatch.setattr(multibody, "validate_document", lambda doc, *a, **k: calls.append(1) or validate(doc, *a, **k))
     answers = [client.get(f"/v1/models/{model_id}?expanded=true") for _ in range(5)]
     assert all(a.status_code == 200 and a.json() == answers[0].json() for a in answers)
     assert len(calls) == 1
@@ -213,14 +213,14 @@ def test_validation_stops_when_the_client_disconnects(settings, queued, mini, mo
     import anyio
     polled = []
 
-    def slow_validation(doc, cancel=None):
+    def slow_validation(doc, limits=None, cancel=None):
         end = time.monotonic() + 30
         while time.monotonic() < end:
             polled.append(cancel())
             if polled[-1]:
                 raise multibody.SimulationCanceled()
             time.sleep(0.01)
-        return validate(doc)
+        return validate(doc, limits)
     validate = multibody.validate_document
     monkeypatch.setattr(multibody, "validate_document", slow_validation)
     body = json.dumps(mini).encode()

@@ -10,7 +10,7 @@ from sqlalchemy import select
 from store import design, jobs, sweeps
 from store.models import Sweep
 from ...errors import ApiError, join_path, not_found
-from ...limits import check_model, expression_limits
+from ...limits import check_json, check_model, expression_limits
 from ...schemas import ERRORS, SweepCreate, SweepStatus, SweepTable
 from ..deps import OwnerDep, RateLimited, SessionDep, SettingsDep
 from .models import owned_model, validated
@@ -62,6 +62,7 @@ def _variations(doc: dict, spec: design.SweepSpec, paths: list[str], rows: list[
 
 @router.post("", status_code=202, response_model=SweepStatus, dependencies=[RateLimited])
 def create_sweep(body: SweepCreate, response: Response, session: SessionDep, settings: SettingsDep, owner: OwnerDep):
+    check_json(body.model, settings, "model")
     if (body.model is None) == (body.modelId is None):
         raise ApiError(422, "invalid_request", "give exactly one of modelId and model",
                        [{"path": "$", "message": "exactly one of modelId, model is required"}])
