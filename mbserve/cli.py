@@ -154,6 +154,9 @@ def submit(model: ModelFile,
             if not wait:
                 typer.echo(json.dumps(job.document))
                 return
+            view = job.document.get("links", {}).get("view")
+            if view:  # the job's page in the web interface, to watch it there
+                typer.echo(f"job {job.id}: {url.rstrip('/')}{view}", err=True)
             status = job.wait(progress=True)
             if status == "canceled":
                 _fail(f"job {job.id} was canceled", 1)

@@ -10,8 +10,8 @@ from starlette.middleware.gzip import GZipMiddleware
 
 from store.config import Settings, get_settings
 
-from . import errors
-from .api.routes import health, jobs, models, solution, sweeps
+from . import errors, web
+from .api.routes import health, jobs, models, solution, sweeps, validate
 from .embedded import EmbeddedWorker
 from .events import JobWaiters
 from .limits import BodyLimit, DisconnectWatch, RateLimiter
@@ -80,7 +80,7 @@ def create_app(settings: Settings | None = None, embedded_worker: bool = False) 
         if thread:
             thread.join(timeout=5)
 
-    app = FastAPI(title="mbserve", version="0.1.0", lifespan=lifespan,
+    app = FastAPI(title="mbserve", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None,
                   description="Multibody-dynamics simulation service: Exudyn-compatible model documents in, "
                               "sensor time series out.")
     app.state.settings = settings
@@ -88,10 +88,11 @@ def create_app(settings: Settings | None = None, embedded_worker: bool = False) 
     app.state.waiters = JobWaiters(settings)
     app.openapi = lambda: app.openapi_schema or _openapi(app)
     errors.install(app)
-    for module in (models, jobs, solution, sweeps, health):
+    web.install(app)
+    for module in (models, validate, jobs, solution, sweeps, health):
         app.include_router(module.router)
     app.add_middleware(DisconnectWatch)
     app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
     # results and sensors are streamed: Starlette compresses chunk by chunk (never event streams)
-    app.add_middleware(GZipMiddleware, minimum_size=1024)
+    app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=1)  # 9 (the default) is ~10x slower
     return app

@@ -84,6 +84,7 @@ def test_submit_wait_writes_the_job_results(embedded, tmp_path):
     out = tmp_path / "results.json"
     result = runner.invoke(app, ["submit", str(MINI), "--url", embedded, "--wait", "-o", str(out)])
     assert result.exit_code == 0, result.output
+    assert f"{embedded}/jobs/" in result.output  # the job's page in the web interface
     assert same_document(out.read_text(), multibody.simulate(example("mini")).to_document())
 
 

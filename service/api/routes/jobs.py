@@ -19,7 +19,7 @@ from store.db import get_sessionmaker
 from store.jobs import FINISHED, status_document
 from store.notify import RECHECK_SECONDS
 from ...limits import check_json, check_model
-from store.formats import document_json, sensor_csv, sensor_json, streamed
+from store.formats import HEAD_KEYS, META_KEYS, document_json, sensor_csv, sensor_json, streamed
 from store.results import open_source
 from ...schemas import ERRORS, KEY_PATTERN, Cursor, JobCreate, JobList, JobStatus
 from ..deps import ClientGone, OwnerDep, RateLimited, SessionDep, SettingsDep
@@ -108,7 +108,12 @@ def list_jobs(session: SessionDep, settings: SettingsDep, owner: OwnerDep, statu
 
 def _status_now(settings, owner: str, job_id: str) -> dict:
     with get_sessionmaker(settings.database)() as session:
-        return status_document(owned_job(session, owner, job_id))
+        job = owned_job(session, owner, job_id)
+        doc = status_document(job)
+        result = session.get(Result, job.id) if job.status in ("succeeded", "failed") else None
+        if result is not None and "solution" in result.head:  # stored: GET /v1/jobs/{id}/solution
+            doc["links"]["solution"] = f"/v1/jobs/{job.id}/solution"
+        return doc
 
 
 async def _changes(request: Request, settings, owner: str, job_id: str, seconds: float) -> AsyncIterator[dict]:
@@ -191,8 +196,13 @@ def finished_result(session, owner: str, job_id: str) -> tuple[Job, Result | Non
 
 @router.get("/{job_id}/results", responses={200: {"content": {"application/json": {}},
                                                    "description": "the results document (SPEC section 4)"}})
-def get_results(job_id: str, session: SessionDep, settings: SettingsDep, owner: OwnerDep):
+def get_results(job_id: str, session: SessionDep, settings: SettingsDep, owner: OwnerDep,
+                data: Annotated[bool, Query(description="false: each sensor's `rows` (a count) instead of its `data`")] = True):
     _, result, head = finished_result(session, owner, job_id)
+    if not data:  # the head and the sensors' metadata, from the database alone
+        return {**{k: head[k] for k in HEAD_KEYS if k in head},
+                "sensors": {s["name"]: {**{k: s[k] for k in META_KEYS}, "rows": s["rows"]}
+                            for s in (result.sensors if result else [])}}
     source = open_source(settings, get_sessionmaker(settings.database), result)
     sensors = result.sensors if result else []
     return StreamingResponse(streamed(source, document_json(source, head, sensors)), media_type="application/json",

@@ -10,6 +10,7 @@ def test_solution_served_as_json_and_as_exudyn_file(client, run_queued, mini):
     assert job["links"]["view"] == f"/jobs/{job['id']}"
     assert client.get(f"/v1/jobs/{job['id']}/solution").status_code == 409  # not run yet
     assert run_queued() == ["succeeded"]
+    assert client.get(f"/v1/jobs/{job['id']}").json()["links"]["solution"] == f"/v1/jobs/{job['id']}/solution"
     served = client.get(f"/v1/jobs/{job['id']}/solution")
     assert served.status_code == 200, served.text
     expected = multibody.simulate(mini, store_solution=True).solution.to_dict()
@@ -30,6 +31,7 @@ def test_solution_from_the_model_settings_and_404_without(client, run_queued, mi
     by_model = submit(client, {"model": asked})
     declined = submit(client, {"model": asked, "store": {"solution": False}})
     assert run_queued() == ["succeeded"] * 3
+    assert "solution" not in client.get(f"/v1/jobs/{plain['id']}").json()["links"]
     answer = client.get(f"/v1/jobs/{plain['id']}/solution")
     assert answer.status_code == 404 and answer.json()["error"]["code"] == "not_found"
     assert client.get(f"/v1/jobs/{declined['id']}/solution").status_code == 404
@@ -37,3 +39,14 @@ def test_solution_from_the_model_settings_and_404_without(client, run_queued, mi
     end = mini["simulationSettings"]["timeIntegration"]["endTime"]
     assert rows[0][0] == 0.0 and abs(rows[-1][0] - end) < 1e-12
     assert client.post("/v1/jobs", json={"model": mini, "store": {"sensors": True}}).status_code == 422
+
+
+def test_results_without_data_give_each_sensors_metadata_and_row_count(client, run_queued, mini):
+    job = submit(client, {"model": mini})
+    run_queued()
+    full = client.get(f"/v1/jobs/{job['id']}/results").json()
+    head = client.get(f"/v1/jobs/{job['id']}/results", params={"data": "false"}).json()
+    assert {k: head[k] for k in ("status", "warnings", "solver")} == {k: full[k] for k in ("status", "warnings", "solver")}
+    for name, sensor in full["sensors"].items():
+        rows = sensor.pop("data")
+        assert head["sensors"][name] == {**sensor, "rows": len(rows)}

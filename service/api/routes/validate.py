@@ -1,0 +1,32 @@
+"""POST /v1/validate: a model document's problems (each with its JSON path) and warnings, stored
+nowhere; the web interface checks a document with it as the user types."""
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body
+from pydantic import BaseModel
+
+import multibody
+
+from ...limits import check_model
+from ...schemas import ERRORS, ErrorItem
+from ..deps import OwnerDep, RateLimited, SettingsDep
+from .models import problems_detail
+
+router = APIRouter(prefix="/v1/validate", tags=["models"], responses=ERRORS)
+
+
+class ValidationReport(BaseModel):
+    ok: bool
+    problems: list[ErrorItem]
+    warnings: list[dict[str, Any]]
+    summary: dict[str, Any]
+
+
+@router.post("", response_model=ValidationReport, dependencies=[RateLimited])
+def validate_model(doc: Annotated[dict[str, Any], Body(description="a model document (SPEC section 1)")],
+                   settings: SettingsDep, owner: OwnerDep):
+    """200 whether valid or not (`ok`); 413/422 `limit_exceeded` for a document over the service's limits."""
+    check_model(doc, settings)
+    validation = multibody.validate_document(doc)
+    return {"ok": validation.ok, "problems": problems_detail(validation), "warnings": validation.warnings,
+            "summary": validation.summary}
