@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 
@@ -122,10 +123,21 @@ def sensor_csv(source: Source, sensor: dict, job_id: str) -> Iterator[bytes]:
             yield text + b"\n"
 
 
+# Downloads take turns producing their next chunk: formatting holds the GIL, and with every
+# download formatting at once, the API's other requests wait for it far longer.
+_PRODUCING = threading.BoundedSemaphore(2)
+
+
 def streamed(source: Source, parts: Iterable[bytes]) -> Iterator[bytes]:
     """Closes the source when the response is done (or the client went away)."""
     with source:
-        yield from parts
+        parts = iter(parts)
+        while True:
+            with _PRODUCING:
+                part = next(parts, None)
+            if part is None:
+                return
+            yield part
 
 
 def solution_json(source: Source, meta: dict, array: dict) -> Iterator[bytes]:

@@ -113,6 +113,9 @@ def remove_other_attempts(settings: Settings, job_id: str, keep: str | None) -> 
                 f.unlink(missing_ok=True)
 
 
+PAGE = 2  # chunks per database read: little memory per download
+
+
 class _Database(Source):
     """Pages of chunks, each page its own short session: no connection held while a slow
     client reads."""
@@ -126,12 +129,12 @@ class _Database(Source):
             with self.sessionmaker() as session:
                 page = session.scalars(select(ResultChunk.data).where(
                     ResultChunk.job_id == self.job_id, ResultChunk.sensor == index,
-                    ResultChunk.seq >= seq, ResultChunk.seq < seq + 8).order_by(ResultChunk.seq)).all()
+                    ResultChunk.seq >= seq, ResultChunk.seq < seq + PAGE).order_by(ResultChunk.seq)).all()
             for data in page:
                 yield np.frombuffer(data, dtype="<f8").reshape(-1, cols)
-            if len(page) < 8:
+            if len(page) < PAGE:
                 return
-            seq += 8
+            seq += PAGE
 
 
 class _File(Source):
