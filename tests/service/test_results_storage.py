@@ -82,6 +82,9 @@ def test_other_attempts_files_are_removed(settings):
     assert [f.name for f in (settings.results / "job").iterdir()] == ["token.f64"]
 
 
+OLD = "0000000000000000000000000000000a"  # a job id as the service makes them
+
+
 def test_results_stored_before_revision_0003_are_migrated_and_served(tmp_path):
     """A database at revision 0001 with a result in the old layout (a compressed .npz per job,
     written as the code of 0001 wrote it) is upgraded, and the API serves that result."""
@@ -102,23 +105,23 @@ def test_results_stored_before_revision_0003_are_migrated_and_served(tmp_path):
         arrays[f"s{i}"] = s.data
         sensors.append({"name": name, "key": f"s{i}", "sensorType": s.sensorType, "item": s.item,
                         "outputVariableType": s.outputVariableType, "columns": s.columns, "rows": len(s.data)})
-    (settings.results / "old").mkdir()
+    (settings.results / OLD).mkdir()
     buf = io.BytesIO()
     np.savez_compressed(buf, **arrays)
-    (settings.results / "old" / "t.npz").write_bytes(buf.getvalue())
+    (settings.results / OLD / "t.npz").write_bytes(buf.getvalue())
     with get_engine(settings.database).begin() as conn:
         conn.execute(text("INSERT INTO models VALUES ('m', 'anonymous', 'h', '{}', '{}', '[]', '2026-01-01')"))
         conn.execute(text("INSERT INTO jobs (id, owner, model_id, status, progress, created_at, attempts) "
-                          "VALUES ('old', 'anonymous', 'm', 'succeeded', 1.0, '2026-01-01', 1)"))
+                          "VALUES ('0000000000000000000000000000000a', 'anonymous', 'm', 'succeeded', 1.0, '2026-01-01', 1)"))
         conn.execute(text("INSERT INTO results (job_id, head, sensors, path, created_at) VALUES "
-                          "('old', :head, :sensors, 'old/t.npz', '2026-01-01')"),
+                          "('0000000000000000000000000000000a', :head, :sensors, '0000000000000000000000000000000a/t.npz', '2026-01-01')"),
                      {"head": json.dumps(head), "sensors": json.dumps(sensors)})
     command.upgrade(alembic_config(settings.database), "head")
     with get_sessionmaker(settings.database)() as session:
-        assert session.get(Result, "old").storage == "npz"
+        assert session.get(Result, OLD).storage == "npz"
     with TestClient(create_app(settings)) as client:
-        answer = client.get("/v1/jobs/old/results")
+        answer = client.get(f"/v1/jobs/{OLD}/results")
         assert answer.status_code == 200
         assert answer.content == document_bytes(results)
-        csv = client.get("/v1/jobs/old/sensors/ht?format=csv").text
+        csv = client.get(f"/v1/jobs/{OLD}/sensors/ht?format=csv").text
         assert np.array_equal(np.loadtxt(csv.splitlines(), comments="#", delimiter=","), results.sensors["ht"].data)
