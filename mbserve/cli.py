@@ -9,8 +9,27 @@ from typing import Annotated, Optional
 
 import typer
 
-app = typer.Typer(help="Multibody-dynamics simulation service and its command line.", no_args_is_help=True,
-                  pretty_exceptions_enable=False)
+_quick_exit = False  # set by commands that may skip the interpreter's teardown once their output is out
+
+
+class _App(typer.Typer):
+    """The console script (`mbserve = mbserve.cli:app`): after `run`, `validate` and `compile`, leave with
+    os._exit once stdout and stderr are flushed: the teardown (numba, LLVM, sympy's caches) costs
+    more than the small solves these commands are for."""
+
+    def __call__(self, *args, **kwargs):
+        try:
+            return super().__call__(*args, **kwargs)
+        except SystemExit as exc:
+            if _quick_exit:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(exc.code if isinstance(exc.code, int) else 1)
+            raise
+
+
+app = _App(help="Multibody-dynamics simulation service and its command line.", no_args_is_help=True,
+           pretty_exceptions_enable=False)
 keys = typer.Typer(help="API keys (stored hashed).", no_args_is_help=True)
 app.add_typer(keys, name="keys")
 
@@ -61,12 +80,20 @@ def _settings(data_dir: Path | None = None, host: str | None = None):
     return settings
 
 
+def _quick() -> None:
+    global _quick_exit
+    _quick_exit = True
+
+
 @app.command()
 def run(model: ModelFile, output: Output = None):
     """Validate and run a model in-process; write the results document."""
     import multibody
     from store.formats import document_bytes
+    from multibody.kernel_cache import print_progress
+    _quick()
     doc = _load(model)
+    multibody.ensure_compiled(print_progress)
     try:
         results = multibody.simulate(doc)
     except multibody.ModelInvalid as exc:
@@ -79,11 +106,26 @@ def run(model: ModelFile, output: Output = None):
         raise typer.Exit(1)
 
 
+@app.command("compile")
+def compile_cmd(force: Annotated[bool, typer.Option("--force", help="compile even if the cache is fresh")] = False):
+    """Compile the numerical kernels now (done once per installation; serve, worker and run do it
+    when they must)."""
+    import multibody
+    from multibody.kernel_cache import print_progress
+    _quick()
+    seconds = multibody.ensure_compiled(print_progress, force=force)
+    if seconds is None:
+        typer.echo("numerical kernels are compiled (the cache is fresh)", err=True)
+    else:
+        typer.echo(f"numerical kernels compiled in {seconds:.0f} s", err=True)
+
+
 @app.command()
 def validate(model: ModelFile,
              expanded: Annotated[bool, typer.Option("--expanded", help="print the expanded document")] = False):
     """List a model's problems and warnings; exit 2 when it is invalid."""
     import multibody
+    _quick()
     doc = _load(model)
     v = multibody.validate_document(doc)
     for problem in v.problems:

@@ -1,7 +1,7 @@
 """mbserve's numeric core: an Exudyn-compatible rigid multibody solver.
 
 A model document (SPEC section 1) goes in, a results document (SPEC section 4) comes out.
-Pure numpy/scipy/sympy/pydantic: no web, queue or database imports.
+Pure numpy/scipy/numba/pydantic (sympy for expressions): no web, queue or database imports.
 """
 from .api import (
     ExpressionLimits,
@@ -15,10 +15,10 @@ from .api import (
     run_document,
     simulate,
     validate_document,
-    warm_up,
 )
+from .kernel_cache import ensure_compiled, warm_up
 
 __all__ = [
     "ExpressionLimits", "ModelInvalid", "Problem", "Results", "SensorSeries", "SimulationCanceled", "Validation",
-    "merge_settings", "run_document", "simulate", "validate_document", "warm_up",
+    "merge_settings", "run_document", "simulate", "validate_document", "warm_up", "ensure_compiled",
 ]

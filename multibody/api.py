@@ -10,13 +10,11 @@ import copy
 from typing import Any, Callable
 
 from .model import load_model
-from .programs import warm_up as warm_up_programs
 from .solvers import run
-from .solvers.generalized_alpha import solve_dynamic
 from .values import ExpressionLimits, ModelInvalid, Problem, Results, SensorSeries, SimulationCanceled, Validation
 
 __all__ = ["ExpressionLimits", "ModelInvalid", "Problem", "Results", "SensorSeries", "SimulationCanceled", "Validation",
-           "merge_settings", "run_document", "simulate", "validate_document", "warm_up"]
+           "merge_settings", "run_document", "simulate", "validate_document"]
 
 
 def merge_settings(doc: dict, overrides: dict | None) -> dict:
@@ -65,28 +63,6 @@ def simulate(doc: Any, *, progress: Callable[[float], None] | None = None,
         doc = merge_settings(doc, {"solution": {"file": {"write": True}}})
     loaded = load_model(doc, limits)
     return run(loaded, progress=progress, cancel=cancel)
-
-
-WARM_UP_MODEL = {  # one body on a slider with a spring: touches every compiled kernel of the common path
-    "nodes": [{"nodeType": "RigidBodyEP", "referenceCoordinates": [0, 0, 0, 1, 0, 0, 0],
-               "initialCoordinates": [0.1, 0, 0, 0, 0, 0, 0]}],
-    "objects": [{"objectType": "Ground"},
-                {"objectType": "RigidBody", "nodeNumber": 0, "mass": 1.0, "inertia": [1e-3, 1e-3, 1e-3, 0, 0, 0]},
-                {"objectType": "JointPrismaticX", "markerNumbers": [0, 1]},
-                {"objectType": "ConnectorSpringDamper", "markerNumbers": [2, 3], "stiffness": 100.0, "damping": 1.0}],
-    "markers": [{"markerType": "BodyRigid", "bodyNumber": 0}, {"markerType": "BodyRigid", "bodyNumber": 1},
-                {"markerType": "BodyPosition", "bodyNumber": 0}, {"markerType": "BodyPosition", "bodyNumber": 1}],
-    "loads": [{"loadType": "ForceVector", "markerNumber": 1, "loadVector": [1.0, 0, 0]}],
-    "sensors": [{"sensorType": "Node", "nodeNumber": 0, "outputVariableType": "Position"}],
-    "simulationSettings": {"timeIntegration": {"endTime": 0.01, "numberOfSteps": 2}},
-}
-
-
-def warm_up() -> None:
-    """Load (or compile) the core's compiled kernels now, so a process's first job does not pay it."""
-    simulate(WARM_UP_MODEL)  # small models: the compiled step loop
-    solve_dynamic(load_model(WARM_UP_MODEL), compiled=False)  # large ones: the Python loop's kernels
-    warm_up_programs()  # expressions (motions): the program evaluator
 
 
 def run_document(doc: Any, **kwargs) -> dict:

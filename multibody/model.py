@@ -17,9 +17,7 @@ from . import schema as S
 from . import settings as settings_mod
 from .capabilities import SUPPORTED_DYNAMIC, explicit_solver_problems
 from .convenience import expand_convenience
-from .expressions import Budget, BudgetExceeded
 from .limits import json_shape
-from .motion_laws import build_motion_law
 from .motions import BASE_FIELD, EXPRESSION_FIELDS, MotionError, undefined_on_grid
 from .outputs import check_sensor_outputs
 from .schema_problems import invalid_items, schema_problems
@@ -400,6 +398,11 @@ class _Checker:
         if over:
             self.problems += over
             return []
+        if not motions:
+            return []
+        # sympy (expressions, motion_laws) is imported only for a document with expressions
+        from .expressions import Budget, BudgetExceeded
+        from .motion_laws import build_motion_law
         budget = Budget(limits.max_cost, limits.max_seconds, limits.name("max_cost"), limits.name("max_seconds"))
         times = self.step_times()
         laws = []

@@ -84,6 +84,7 @@ def create_app(settings: Settings | None = None, embedded_worker: bool = False) 
                   description="Multibody-dynamics simulation service: Exudyn-compatible model documents in, "
                               "sensor time series out.")
     app.state.settings = settings
+    app.state.embedded_worker = embedded_worker
     app.state.rate_limiter = RateLimiter(settings.rate_limit_per_minute)
     app.state.waiters = JobWaiters(settings)
     app.openapi = lambda: app.openapi_schema or _openapi(app)

@@ -74,6 +74,8 @@ class JobStatus(BaseModel):
     finishedAt: str | None
     error: JobError | None
     links: dict[str, str]
+    statusDetail: str | None = Field(None, description="why a queued job waits, when the service knows (e.g. the "
+                                                       "worker compiling the numerical kernels at its first start)")
 
 
 class JobList(BaseModel):

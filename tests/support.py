@@ -60,7 +60,8 @@ def stop(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def wait_http(url: str, proc: subprocess.Popen, log: Path, timeout: float = 60) -> None:
+def wait_http(url: str, proc: subprocess.Popen, log: Path, timeout: float = 900) -> None:
+    # /readyz answers 503 warming_up while a worker compiles the kernels (first start, minutes when busy)
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if proc.poll() is not None:

@@ -6,9 +6,10 @@ the API's) with the execution options and the tasks.
 from __future__ import annotations
 
 import os
+import sys
 
 from celery import Celery
-from celery.signals import worker_process_init
+from celery.signals import worker_init, worker_process_init
 
 from store.config import Settings, get_settings
 from store.queue import get_celery
@@ -32,6 +33,16 @@ def worker_app(settings: Settings) -> Celery:
         worker_send_task_events=False,
     )
     return app
+
+
+@worker_init.connect
+def _compile(**_) -> None:
+    """The one-time compile of the core's kernels, before the pool starts and takes jobs (one
+    process at a time: a file lock next to numba's cache); its progress on stderr."""
+    from multibody.kernel_cache import ensure_compiled, print_progress
+    seconds = ensure_compiled(lambda done, total: print_progress(done, total, sys.__stderr__))
+    if seconds is not None:
+        print(f"numerical kernels compiled in {seconds:.0f} s", file=sys.__stderr__, flush=True)
 
 
 @worker_process_init.connect

@@ -1,4 +1,4 @@
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from sqlalchemy import text
 
@@ -7,6 +7,7 @@ from store.queue import check_broker
 
 from ...errors import error_body
 from ...schemas import ErrorResponse
+from ...warmup import warming_up
 from ..deps import SettingsDep
 
 router = APIRouter(tags=["health"])
@@ -18,7 +19,7 @@ def healthz() -> dict:
 
 
 @router.get("/readyz", responses={503: {"model": ErrorResponse}})
-def readyz(settings: SettingsDep):
+def readyz(request: Request, settings: SettingsDep):
     problems = []
     try:
         with get_engine(settings.database).connect() as conn:
@@ -31,4 +32,7 @@ def readyz(settings: SettingsDep):
         problems.append({"path": "broker", "message": str(exc).splitlines()[0] if str(exc) else repr(exc)})
     if problems:
         return JSONResponse(error_body("not_ready", "a dependency is not reachable", problems), 503)
-    return {"status": "ready", "database": "ok", "broker": "ok"}
+    if warming_up(request.app):
+        return JSONResponse(error_body("warming_up", "a worker is compiling the numerical kernels (first start only)",
+                                       [{"path": "kernels", "message": "compiling"}]), 503)
+    return {"status": "ready", "database": "ok", "broker": "ok", "kernels": "ok"}

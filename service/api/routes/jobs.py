@@ -22,6 +22,7 @@ from ...limits import check_json, check_model
 from store.formats import HEAD_KEYS, META_KEYS, document_json, sensor_csv, sensor_json, streamed
 from store.results import open_source
 from ...schemas import ERRORS, KEY_PATTERN, Cursor, JobCreate, JobList, JobStatus
+from ...warmup import with_detail
 from ..deps import ClientGone, OwnerDep, RateLimited, SessionDep, SettingsDep
 from .models import owned_model, validated
 
@@ -93,7 +94,7 @@ def _same_request(job: Job, request_hash: str, response: Response) -> dict:
 
 
 @router.get("", response_model=JobList)
-def list_jobs(session: SessionDep, settings: SettingsDep, owner: OwnerDep, status: Status | None = None,
+def list_jobs(request: Request, session: SessionDep, settings: SettingsDep, owner: OwnerDep, status: Status | None = None,
               limit: Annotated[int, Query(ge=1, le=1000)] = 50, cursor: Cursor = None):
     query = select(Job).where(Job.owner == owner)
     if status:
@@ -102,7 +103,7 @@ def list_jobs(session: SessionDep, settings: SettingsDep, owner: OwnerDep, statu
         query = query.where(Job.id < cursor)
     limit = min(limit, settings.max_list_limit)
     rows = session.scalars(query.order_by(Job.id.desc()).limit(limit + 1)).all()
-    return {"items": [status_document(j) for j in rows[:limit]],
+    return {"items": [with_detail(request.app, status_document(j)) for j in rows[:limit]],
             "nextCursor": rows[limit - 1].id if len(rows) > limit else None}
 
 
@@ -124,7 +125,7 @@ async def _changes(request: Request, settings, owner: str, job_id: str, seconds:
     with request.app.state.waiters.watch(job_id) as changed:
         while True:
             changed.clear()
-            doc = await run_in_threadpool(_status_now, settings, owner, job_id)
+            doc = with_detail(request.app, await run_in_threadpool(_status_now, settings, owner, job_id))
             yield doc
             left = deadline - loop.time()
             if doc["status"] in FINISHED or left <= 0:

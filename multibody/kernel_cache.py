@@ -1,0 +1,175 @@
+"""The core's compiled kernels on disk: which exist, whether their cache is fresh, and the one-time
+compile, done by one process at a time and reported while it runs.
+
+    ensure_compiled(report)   # compile if any kernel's cache is missing or stale; report(done, total)
+    compiling()               # another process holds the compile lock right now
+
+The kernels are found, not listed: every numba dispatcher defined in a module of this package that
+mentions numba or @jit. The compile runs the warm-up models (`warm_up`), which reach every kernel
+from Python or through another kernel (tests/multibody/test_kernel_cache.py checks that none is
+left out). Numba's cache checks only a kernel's own source file, not those of the kernels it calls,
+so when any kernel is stale all are compiled again.
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import functools
+import importlib
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+from numba.core.dispatcher import Dispatcher
+
+from .api import load_model, simulate
+from .programs import warm_up as warm_up_programs
+from .solvers.generalized_alpha import solve_dynamic
+from .solvers.linear import DENSE_LU_MAX_UNKNOWNS
+
+PACKAGE = Path(__file__).resolve().parent
+LOCK_NAME = "mbserve-compile.lock"
+
+_BODY = {"nodeType": "RigidBodyEP", "referenceCoordinates": [0, 0, 0, 1, 0, 0, 0],
+         "initialCoordinates": [0.1, 0, 0, 0, 0, 0, 0]}
+WARM_UP_MODEL = {  # one body on a slider with a spring: the kernels of the common path
+    "nodes": [_BODY],
+    "objects": [{"objectType": "Ground"},
+                {"objectType": "RigidBody", "nodeNumber": 0, "mass": 1.0, "inertia": [1e-3, 1e-3, 1e-3, 0, 0, 0]},
+                {"objectType": "JointPrismaticX", "markerNumbers": [0, 1], "name": "slider"},
+                {"objectType": "ConnectorSpringDamper", "markerNumbers": [2, 3], "stiffness": 100.0, "damping": 1.0}],
+    "markers": [{"markerType": "BodyRigid", "bodyNumber": 0}, {"markerType": "BodyRigid", "bodyNumber": 1},
+                {"markerType": "BodyPosition", "bodyNumber": 0}, {"markerType": "BodyPosition", "bodyNumber": 1}],
+    "loads": [{"loadType": "ForceVector", "markerNumber": 1, "loadVector": [1.0, 0, 0]}],
+    "sensors": [{"sensorType": "Node", "nodeNumber": 0, "outputVariableType": "Position"}],
+    "simulationSettings": {"timeIntegration": {"endTime": 0.01, "numberOfSteps": 2}},
+}
+
+
+WARM_UP_MOTION = {  # the same with a velocity-level motion on the slider: the per-stage path, motion sensors
+    **WARM_UP_MODEL,
+    "motions": [{"motionType": "Custom", "joint": "slider", "level": "Velocity", "velocity": "0.1*cos(t)"}],
+    "sensors": [{"sensorType": "Motion", "motionNumber": 0, "outputVariableType": "Coordinate"},
+                {"sensorType": "Object", "objectNumber": 2, "outputVariableType": "ForceLocal"}],
+}
+
+
+def _chain(n: int) -> dict:
+    """n bodies on prismatic joints in a row: a Newton matrix past the dense LU (sparse LU kernels)."""
+    return {"nodes": [{**_BODY, "referenceCoordinates": [i, 0, 0, 1, 0, 0, 0]} for i in range(n)],
+            "objects": [{"objectType": "Ground"}]
+            + [{"objectType": "RigidBody", "nodeNumber": i, "mass": 1.0, "inertia": [1e-3, 1e-3, 1e-3, 0, 0, 0]}
+               for i in range(n)]
+            + [{"objectType": "JointPrismaticX", "markerNumbers": [i, i + 1]} for i in range(n)],
+            "markers": [{"markerType": "BodyRigid", "bodyNumber": b} for b in range(n + 1)],
+            "simulationSettings": {"timeIntegration": {"endTime": 0.01, "numberOfSteps": 2}}}
+
+
+def warm_up() -> None:
+    """Load (or compile) the core's compiled kernels now, so a process's first job does not pay it."""
+    simulate(WARM_UP_MODEL)  # small models: the compiled step loop
+    solve_dynamic(load_model(WARM_UP_MODEL), compiled=False)  # large ones: the Python loop's kernels
+    solve_dynamic(load_model(_chain(1 + DENSE_LU_MAX_UNKNOWNS // 13)), compiled=False)  # with a sparse LU
+    simulate(WARM_UP_MOTION)
+    warm_up_programs()  # expressions: the program evaluator
+
+
+@functools.cache
+def kernels() -> tuple[Dispatcher, ...]:
+    """Every numba kernel of the package, in module order."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if "numba" not in text and "@jit" not in text:
+            continue
+        name = ".".join(("multibody",) + path.relative_to(PACKAGE).with_suffix("").parts)
+        module = importlib.import_module(name.removesuffix(".__init__"))
+        found += [v for v in vars(module).values()
+                  if isinstance(v, Dispatcher) and v.py_func.__module__ == module.__name__]
+    return tuple(found)
+
+
+def print_progress(done: int, total: int, stream=None) -> None:
+    """The compile's progress line, on stderr unless `stream` (rewritten in place on a terminal)."""
+    stream = stream or sys.stderr
+    line = f"compiling numerical kernels, first start only: {done}/{total}"
+    if stream.isatty():
+        stream.write("\r" + line + ("\n" if done == total else ""))
+    else:
+        stream.write(line + "\n")
+    stream.flush()
+
+
+def _fresh(kernel: Dispatcher) -> bool:
+    return bool(kernel._cache._cache_file._load_index())  # {} when missing, stale or another numba
+
+
+def stale(found: tuple[Dispatcher, ...] | None = None) -> list[Dispatcher]:
+    """The kernels whose on-disk cache is missing or out of date."""
+    return [k for k in (kernels() if found is None else found) if not _fresh(k)]
+
+
+def _lock_path(found: tuple[Dispatcher, ...]) -> Path:
+    return Path(found[0]._cache._cache_path) / LOCK_NAME
+
+
+@contextlib.contextmanager
+def _locked(path: Path, blocking: bool = True):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def compiling() -> bool:
+    """Whether a process (of this installation) is compiling the kernels now."""
+    with _locked(_lock_path(kernels()), blocking=False) as got:
+        return not got
+
+
+def ensure_compiled(report: Callable[[int, int], None] | None = None, force: bool = False) -> float | None:
+    """Compile the kernels if any cache is missing or stale (or `force`), under a file lock next to
+    the cache, calling report(done, total) as kernels get ready. The seconds it took if this call
+    compiled, else None."""
+    found = kernels()
+    if not force and not stale(found):
+        return None
+    with _locked(_lock_path(found)):
+        if not force and not stale(found):
+            return None  # another process compiled them while we waited
+        for k in found:  # numba cannot tell that a kernel's callees changed: compile all of them
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(k._cache._cache_file._index_path)
+        done = threading.Event()
+
+        def watch() -> None:
+            last = -1
+            while True:
+                ready = sum(1 for k in found if k.signatures)
+                if ready != last and report is not None:
+                    report(ready, len(found))
+                    last = ready
+                if done.wait(0.5):
+                    break
+            if report is not None and last != len(found):
+                report(sum(1 for k in found if k.signatures), len(found))
+
+        watcher = threading.Thread(target=watch, name="compile-progress", daemon=True)
+        watcher.start()
+        started = time.perf_counter()
+        try:
+            warm_up()
+        finally:
+            done.set()
+            watcher.join()
+        return time.perf_counter() - started
