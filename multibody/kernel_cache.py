@@ -56,6 +56,16 @@ WARM_UP_MOTION = {  # the same with a velocity-level motion on the slider: the p
                 {"sensorType": "Object", "objectNumber": 2, "outputVariableType": "ForceLocal"}],
 }
 
+WARM_UP_EXPLICIT = {  # a mass point on a Cartesian spring: the explicit solvers' compiled loop
+    "nodes": [{"nodeType": "Point", "initialCoordinates": [0.1, 0, 0]}],
+    "objects": [{"objectType": "Ground"}, {"objectType": "MassPoint", "nodeNumber": 0, "mass": 0.5},
+                {"objectType": "ConnectorCartesianSpringDamper", "markerNumbers": [1, 0], "stiffness": [40.0, 60.0, 80.0],
+                 "damping": [0.4, 0.6, 0.8]}],
+    "markers": [{"markerType": "NodePosition", "nodeNumber": 0}, {"markerType": "BodyPosition", "bodyNumber": 0}],
+    "sensors": [{"sensorType": "Node", "nodeNumber": 0, "outputVariableType": "Position"}],
+    "simulationSettings": {"timeIntegration": {"endTime": 0.01, "numberOfSteps": 2}},
+}
+
 
 def _chain(n: int) -> dict:
     """n bodies on prismatic joints in a row: a Newton matrix past the dense LU (sparse LU kernels)."""
@@ -74,6 +84,8 @@ def warm_up() -> None:
     solve_dynamic(load_model(WARM_UP_MODEL), compiled=False)  # large ones: the Python loop's kernels
     solve_dynamic(load_model(_chain(1 + DENSE_LU_MAX_UNKNOWNS // 13)), compiled=False)  # with a sparse LU
     simulate(WARM_UP_MOTION)
+    for solver in ("RK44", "DOPRI5"):  # fixed and adaptive steps
+        simulate({**WARM_UP_EXPLICIT, "solve": {"type": "Dynamic", "solverType": solver}})
     warm_up_programs()  # expressions: the program evaluator
 
 
