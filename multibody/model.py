@@ -54,6 +54,13 @@ MARKER_NODES = {"NodeRigid": {"RigidBodyEP"}, "NodePosition": {"RigidBodyEP", "P
 NODE_COORDINATES = {"RigidBodyEP": 7, "Point": 3, "PointGround": 0}
 
 
+def build_motion_law(spec, path: str, name: str, budget=None):
+    """motion_laws.build_motion_law, imported at the first motion: sympy only for a document with
+    expressions."""
+    from .motion_laws import build_motion_law as build
+    return build(spec, path, name, budget)
+
+
 @functools.cache
 def has_field(cls: type, name: str) -> bool:
     """Whether a schema class has a field (hasattr on a pydantic model is slow when it fails)."""
@@ -400,9 +407,7 @@ class _Checker:
             return []
         if not motions:
             return []
-        # sympy (expressions, motion_laws) is imported only for a document with expressions
-        from .expressions import Budget, BudgetExceeded
-        from .motion_laws import build_motion_law
+        from .expressions import Budget, BudgetExceeded  # sympy: only for a document with expressions
         budget = Budget(limits.max_cost, limits.max_seconds, limits.name("max_cost"), limits.name("max_seconds"))
         times = self.step_times()
         laws = []
