@@ -24,6 +24,7 @@ import argparse
 import contextlib
 import copy
 import json
+import re
 import sys
 import tempfile
 import threading
@@ -40,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 MINI = json.loads((ROOT.parent / "shared" / "examples" / "mini" / "model.json").read_text())
 DEEP = "@@deep:"  # a string marker json.dumps writes as it is; replaced by nesting it could not write
+DEEP_STRING = re.compile('"' + re.escape(DEEP) + r'(\d+)"')
 
 
 class Tally:
@@ -112,13 +114,8 @@ def _error_shape(body: bytes) -> bool:
 def dumps(value) -> str:
     """JSON text, with DEEP markers written as nesting (json.dumps stops near 1000 levels) and
     NaN/Infinity as Python's json writes them (not JSON: the service must refuse them)."""
-    text = json.dumps(value)
-    while DEEP in text:
-        start = text.index('"' + DEEP)
-        end = text.index('"', start + 1)
-        depth = int(text[start + 1 + len(DEEP):end])
-        text = text[:start] + "[" * depth + "1" + "]" * depth + text[end + 1:]
-    return text
+    # only whole strings that are a marker: generated text may hold the marker's characters too
+    return DEEP_STRING.sub(lambda m: "[" * int(m[1]) + "1" + "]" * int(m[1]), json.dumps(value))
 
 
 # ------------------------------------------------------------------ hypothesis: hostile values
