@@ -82,6 +82,9 @@ class Tally:
             return None
         try:
             answer = client.send(request)
+        except httpx.LocalProtocolError:  # h11 refused to write it (control characters in the target ...)
+            self.unsendable += 1
+            return None
         except httpx.TransportError as exc:
             self.record(f"{label} ({type(exc).__name__})", time.perf_counter() - started, None)
             return None
