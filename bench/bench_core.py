@@ -6,8 +6,9 @@ Prints per model the median solve time of mbserve (solveSeconds: the solve alone
 Exudyn (SolveDynamic alone; dense and sparse linear solver, the better one counted), the
 ratio mbserve/Exudyn and steps/s, and whether each ratio meets the target (issue 12: every
 model <= 1.5, mini and chain_1 <= 1.0, chains N >= 10 <= 0.6); the fitted exponent of the
-per-step cost over the chain length; and the peak RSS of a chain_200 solve in a fresh process
-(mbserve and Exudyn).
+per-step cost over the chain length; and the peak RSS (VmHWM) of a chain_200 and a chain_1000
+solve, each in a fresh process (mbserve and Exudyn), when those models are among --models
+(chain_1000, bench_load's chain of 1000 blocks, is not timed by default: --models chain_1000).
 
 Motions are no Exudyn feature: Exudyn solves them as bench/bench_motions.py builds them (an
 ObjectConnectorCoordinate with a Python offset user function).
@@ -21,6 +22,7 @@ import pstats
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -30,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_load  # noqa: E402
 import bench_motions  # noqa: E402
 import exudyn_runner  # noqa: E402
 
@@ -73,7 +76,10 @@ MODELS = {  # name: model document, or a function making one
     "chain_10": EXAMPLES / "chain_10" / "model.json",
     "chain_50": EXAMPLES / "chain_50" / "model.json",
     "chain_200": EXAMPLES / "chain_200" / "model.json",
+    "chain_1000": lambda: bench_load.chain(1000),
 }
+TIMED_BY_DEFAULT = [name for name in MODELS if name != "chain_1000"]
+RSS_MODELS = ("chain_200", "chain_1000")
 
 
 def model(name: str) -> dict:
@@ -102,17 +108,38 @@ def median_time(fn, repeat: int) -> float:
     return statistics.median(fn() for _ in range(repeat))
 
 
-def peak_rss_mb(model: Path, which: str) -> float:
-    code = RSS_SCRIPT.format(bench=str(Path(__file__).resolve().parent), root=str(ROOT), model=str(model),
-                             which=which)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+# A fresh process solves the model document in a file with one program (mbserve, or Exudyn through
+# exudyn_runner with its sparse solver; nothing else imported) and prints its peak resident set
+# (VmHWM, kB).
+RSS_SCRIPT = """
+import json, sys
+sys.path[:0] = [{root!r}, {bench!r}]
+doc = json.load(open({model!r}))
+if {which!r} == "mbserve":
+    import multibody
+    status = multibody.simulate(doc)
+    assert status.status == "succeeded", status.error
+else:
+    import exudyn_runner
+    exudyn_runner.solve(doc, sparse=True)  # dense LU at N = 1000 would take minutes
+print(next(line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:")))
+"""
+
+
+def peak_rss_mb(doc: dict, which: str) -> float:
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+        json.dump(doc, f)
+        f.flush()
+        code = RSS_SCRIPT.format(bench=str(Path(__file__).resolve().parent), root=str(ROOT), model=f.name,
+                                 which=which)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return int(out.stdout.strip().splitlines()[-1]) / 1024.0
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--models", default=",".join(TIMED_BY_DEFAULT))
     ap.add_argument("--json", help="also write the table here")
     ap.add_argument("--profile", type=int, default=0, metavar="N",
                     help="also print the N functions with the most own time in one mbserve run per model (cProfile)")
@@ -148,9 +175,11 @@ def main() -> None:
         cost = np.array([r["mbserve"] / r["steps"] for r in chains])
         slope = np.polyfit(np.log(n), np.log(cost), 1)[0]
         print(f"per-step cost ~ N^{slope:.2f} over chains N = {', '.join(str(int(x)) for x in n)}")
-    if "chain_200" in args.models:
-        print(f"peak RSS chain_200: mbserve {peak_rss_mb(MODELS['chain_200'], 'mbserve'):.0f} MB, "
-              f"Exudyn {peak_rss_mb(MODELS['chain_200'], 'exudyn'):.0f} MB (whole process)")
+    for name in RSS_MODELS:
+        if name in args.models.split(","):
+            doc = model(name)
+            print(f"peak RSS {name}: mbserve {peak_rss_mb(doc, 'mbserve'):.0f} MB, "
+                  f"Exudyn {peak_rss_mb(doc, 'exudyn'):.0f} MB (whole process)")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
     for name in args.models.split(",") if args.profile else []:
