@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable
 
+from . import settings as settings_mod
 from .model import load_model
 from .solvers import run
 from .values import ExpressionLimits, ModelInvalid, Problem, Results, SensorSeries, SimulationCanceled, Validation
@@ -18,7 +19,8 @@ __all__ = ["ExpressionLimits", "ModelInvalid", "Problem", "Results", "SensorSeri
 
 
 def merge_settings(doc: dict, overrides: dict | None) -> dict:
-    """A copy of `doc` whose simulationSettings are deep-merged with `overrides`."""
+    """A copy of `doc` whose simulationSettings are deep-merged with `overrides` (a setting given
+    there under any of its names replaces the document's, under any of its names)."""
     out = copy.deepcopy(doc)
     if not overrides:
         return out
@@ -33,6 +35,7 @@ def merge_settings(doc: dict, overrides: dict | None) -> dict:
     settings = out.get("simulationSettings")
     if not isinstance(settings, dict):
         settings = out["simulationSettings"] = {}
+    settings_mod.drop_overridden(settings, overrides)
     merge(settings, overrides)
     return out
 

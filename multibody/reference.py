@@ -17,6 +17,7 @@ from .api import simulate
 from .convenience import CONVENIENCE_ITEMS
 from .model import CONNECTOR_MARKERS, LOAD_MARKERS, MARKER_BODIES, MARKER_NODES
 from .outputs import OUTPUT_VARIABLES, SENSOR_TARGETS, sensor_output_variables
+from .settings import ALIASES
 
 COMMAND = "mbserve reference -o docs/model-reference.md"
 LIST_TITLES = {"nodes": "Nodes", "objects": "Objects", "markers": "Markers", "loads": "Loads",
@@ -207,6 +208,12 @@ def model_reference() -> str:
               "(`mbserve validate --expanded` shows the result).", ""]
     for item_type, cls in CONVENIENCE_ITEMS.items():
         lines += _item_section("objects", item_type, cls, {})
+    lines += ["## Simulation settings", "",
+              "`simulationSettings` takes Exudyn 1.13.6's `SimulationSettings` as nested names, with its",
+              "defaults; an unknown name is an error. These other names (those SPEC section 4 uses) are accepted for",
+              "the same values; give one of the two:", "",
+              "| name | same as |", "| --- | --- |"]
+    lines += [f"| `{alias}` | `{key}` |" for alias, key in ALIASES.items()]
     return "\n".join(lines).rstrip() + "\n"
 
 

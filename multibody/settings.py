@@ -2,7 +2,8 @@
 
 The table of keys and defaults is Exudyn's own `SimulationSettings().GetDictionary()`, kept in
 data/exudyn_simulation_settings.json, so every key an Exudyn user can set is accepted (unknown
-keys are an error) and every default is Exudyn's. Settings that only concern Exudyn's files,
+keys are an error) and every default is Exudyn's. The SPEC's older names of a few keys are
+accepted as aliases (ALIASES). Settings that only concern Exudyn's files,
 console or threads are accepted and have no effect here.
 """
 from __future__ import annotations
@@ -27,6 +28,11 @@ ENUMS = {
 # a step count is work and, for the static solver, memory the solve would commit to up front
 MAX_STEPS = 100_000_000
 MAX_LOAD_STEPS = 1_000_000
+
+# SPEC section 4's names for settings that Exudyn 1.13.6 keeps under solution.file (same values)
+ALIASES = {"solution.writeSolutionToFile": "solution.file.write",
+           "solution.solutionWritePeriod": "solution.file.writePeriod",
+           "solution.writeInitialValues": "solution.file.writeInitialValues"}
 
 
 @lru_cache(maxsize=1)
@@ -77,6 +83,54 @@ def _check_value(path: str, value: Any, default: Any, problems: list[tuple[str, 
     return value
 
 
+def _lookup(tree: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        tree = tree.get(part) if isinstance(tree, dict) else None
+    return tree
+
+
+def explicit(user: Any, key: str) -> Any:
+    """The value the user's settings give for `key` (dotted) under its name or an alias; None if none."""
+    names = [key] + [alias for alias, target in ALIASES.items() if target == key]
+    return next((v for v in (_lookup(user, n) for n in names) if v is not None), None)
+
+
+def _canonical(user: Any, path: str, problems: list[tuple[str, str]]) -> Any:
+    """A copy of the user's settings with each alias moved to its key, its value checked at the
+    alias's path; an alias given together with its key is a problem."""
+    if not isinstance(user, dict):
+        return user
+    out = copy.deepcopy(user)
+    for alias, key in ALIASES.items():
+        parent_name, leaf = alias.rsplit(".", 1)
+        parent = _lookup(out, parent_name)
+        if not isinstance(parent, dict) or leaf not in parent:
+            continue
+        value = _check_value(f"{path}.{alias}", parent.pop(leaf), _lookup(defaults(), key), problems)
+        target_name, target_leaf = key.rsplit(".", 1)
+        target = out
+        for part in target_name.split("."):
+            target = target.setdefault(part, {}) if isinstance(target, dict) else None
+        if not isinstance(target, dict):
+            continue  # not an object where the key goes: _merge reports it
+        if target_leaf in target:
+            problems.append((f"{path}.{alias}", f"{alias} is another name of {key}; give one of them"))
+        else:
+            target[target_leaf] = value
+    return out
+
+
+def drop_overridden(user: Any, overrides: Any) -> None:
+    """Remove from the user's settings each aliased setting that `overrides` sets under either name."""
+    for names in ALIASES.items():
+        if any(_lookup(overrides, n) is not None for n in names):
+            for name in names:
+                parent_name, leaf = name.rsplit(".", 1)
+                parent = _lookup(user, parent_name)
+                if isinstance(parent, dict):
+                    parent.pop(leaf, None)
+
+
 def _merge(user: Any, default: dict, path: str, problems: list[tuple[str, str]]) -> dict:
     out = copy.deepcopy(default)
     if not isinstance(user, dict):
@@ -96,7 +150,8 @@ def _merge(user: Any, default: dict, path: str, problems: list[tuple[str, str]])
 def resolve(user: Any, path: str = "simulationSettings") -> tuple[dict, list[tuple[str, str]]]:
     """Exudyn's defaults overlaid with the user's settings, and the problems found."""
     problems: list[tuple[str, str]] = []
-    merged = _merge({} if user is None else user, defaults(), path, problems)
+    user = _canonical({} if user is None else user, path, problems)
+    merged = _merge(user, defaults(), path, problems)
     ti = merged["timeIntegration"]
     if ti["endTime"] < ti["startTime"]:
         problems.append((f"{path}.timeIntegration.endTime", "endTime is before startTime"))

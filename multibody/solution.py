@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .outputs import SensorSet, WriteSchedule
+from .settings import explicit
 
 AE_SLOTS = {"JointGeneric": 6, "JointSpherical": 3}  # Exudyn's multipliers per item, where ours are fewer
 HEADLINES = {"implicit": "implicit second order time integration solver",
@@ -78,10 +79,8 @@ def header(meta: dict, note: str = "") -> str:
 
 
 def requested(loaded) -> bool:
-    """An explicit `solution.file.write: true` in the document (see the module docstring)."""
-    user = loaded.document.simulationSettings or {}
-    file = (user.get("solution") or {}).get("file") or {}
-    return file.get("write") is True
+    """An explicit `solution.file.write: true` (or its alias) in the document (see the module docstring)."""
+    return explicit(loaded.document.simulationSettings, "solution.file.write") is True
 
 
 def exudyn_ae_order(system) -> np.ndarray:
@@ -161,6 +160,9 @@ class Recorder:
         self.solution_rows = SolutionRows(system, kind) if (requested(loaded) if store is None else store) else None
         file, sensors = loaded.settings["solution"]["file"], loaded.settings["solution"]["sensors"]
         self.sensor_period, self.solution_period = sensors["writePeriod"], file["writePeriod"]
+        # Exudyn's writeInitialValues: false leaves out the start-time row of the solution and the
+        # sensors, and the first step takes its place in the write schedule (measured with 1.13.6)
+        self.write_initial = bool(file["writeInitialValues"])
         self.filters: tuple[WriteSchedule, WriteSchedule] | None = None
         self.pending = None  # with filters: the last step, if neither schedule took it (written at the end)
         if kind == "static":

@@ -250,7 +250,7 @@ def solve_explicit(loaded, progress=None, cancel=None, seconds_per_call: float =
     istate = np.zeros(3, np.int64)
     try:
         mass = _masses(system)
-        if writer.due(t0):
+        if sensors.write_initial and writer.due(t0):
             sensors.record(t0, q, v, np.zeros(system.n2), np.zeros(system.nae))
         fstate[WRITE_NEXT] = writer.next
         config = np.array([t0, t_end, h_max, accumulate, ti["absoluteTolerance"], ti["relativeTolerance"],

@@ -245,7 +245,7 @@ def solve_dynamic(loaded, progress=None, cancel=None, compiled=True) -> Results:
                 if not ga["storeInitialAlgebraicCoordinates"]:
                     lam = np.zeros(system.nae)
         abar = a.copy()
-        if writer.due(t0):
+        if sensors.write_initial and writer.due(t0):
             sensors.record(t0, q, v, a, lam)
         if loop is not None:
             code, failed_h = loop.solve(state, writer, q, v, a, abar, lam, sensors, integ)

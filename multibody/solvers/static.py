@@ -103,8 +103,9 @@ def solve_static(loaded, progress=None, cancel=None) -> Results:
     q, v = system.q_init.copy(), system.v_init.copy()
     zero_a = np.zeros(system.n2)
     writer = sensors.schedule(start)
-    sensors.record(start, q, v, zero_a, np.zeros(system.nae), lam_sign=-1.0)
-    writer.due(start)
+    if sensors.write_initial:
+        sensors.record(start, q, v, zero_a, np.zeros(system.nae), lam_sign=-1.0)
+        writer.due(start)
     counts = {"iterations": 0, "jacobians": 0}
     steps, error, t = 0, None, start
     last = int(round(ss["numberOfLoadSteps"])) - 1

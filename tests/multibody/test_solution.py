@@ -26,10 +26,12 @@ def exudyn_cases():
     return make_cases
 
 
-@pytest.mark.parametrize("case_name, period", [("slider_crank", 0.02), ("spherical_and_generic", 0.02),
-                                               ("coordinate_items", 0.03), ("rk44", 0.01),
-                                               ("static_spring", 0.01)])
-def test_solution_file_equals_exudyns(exudyn_cases, tmp_path, case_name, period):
+@pytest.mark.parametrize("case_name, period, initial", [
+    ("slider_crank", 0.02, True), ("spherical_and_generic", 0.02, True), ("coordinate_items", 0.03, True),
+    ("rk44", 0.01, True), ("static_spring", 0.01, True),
+    # writeInitialValues false (Exudyn: no start-time row in the solution or the sensors)
+    ("slider_crank", 0.02, False), ("rk44", 0.01, False), ("static_spring_5steps", 0.01, False)])
+def test_solution_file_equals_exudyns(exudyn_cases, tmp_path, case_name, period, initial):
     import exudyn as exu
     import exudyn_export as ee
     from exudyn.utilities import LoadSolutionFile
@@ -38,13 +40,14 @@ def test_solution_file_equals_exudyns(exudyn_cases, tmp_path, case_name, period)
     ss = case.ss
     doc = ee.export_model(case.mbs, ss, case.solve)
     ss.solution.file.write, ss.solution.file.writePeriod = True, period
+    ss.solution.file.writeInitialValues = initial
     ss.solution.file.name, ss.solution.precision = str(tmp_path / "exudyn.txt"), 17  # 17 digits: lossless
     if case.solve["type"] == "Static":
         assert case.mbs.SolveStatic(ss)
     else:
         assert case.mbs.SolveDynamic(ss, solverType=getattr(exu.DynamicSolverType, case.solve["solverType"]))
-    ours = multibody.simulate(multibody.merge_settings(doc, {"solution": {"file": {"write": True,
-                                                                                  "writePeriod": period}}}))
+    ours = multibody.simulate(multibody.merge_settings(doc, {"solution": {
+        "file": {"write": True, "writePeriod": period}, "writeInitialValues": initial}}))
     assert ours.status == "succeeded", ours.error
     (tmp_path / "ours.txt").write_text(ours.solution.to_csv())
     ref = LoadSolutionFile(str(tmp_path / "exudyn.txt"), verbose=False)
@@ -60,10 +63,15 @@ def test_solution_file_equals_exudyns(exudyn_cases, tmp_path, case_name, period)
         err = np.abs(C[:, lo:hi] - R[:, lo:hi]).max()
         tol = 1e-10 if name in ("q", "q_t") else 1e-6 * (1 + np.abs(R[:, lo:hi]).max())
         assert err <= tol, f"{name}: max difference {err:.2e} > {tol:.1e}"
-    # the sensors are those of a run without the solution
+    # the sensors are those of a run without the solution, at Exudyn's times
     plain = multibody.simulate(doc)
-    for key, series in plain.sensors.items():
-        np.testing.assert_array_equal(ours.sensors[key].data, series.data, err_msg=key)
+    for i in range(case.mbs.systemData.NumberOfSensors()):
+        key = case.mbs.GetSensor(i)["name"]
+        got, theirs = ours.sensors[key].data, np.array(case.mbs.GetSensorStoredData(i))
+        np.testing.assert_allclose(got[:, 0], theirs[:, 0], atol=1e-12, err_msg=key)
+        same = np.isin(plain.sensors[key].data[:, 0], got[:, 0])
+        np.testing.assert_array_equal(got[np.isin(got[:, 0], plain.sensors[key].data[:, 0])],
+                                      plain.sensors[key].data[same], err_msg=key)
 
 
 def test_solution_is_stored_only_when_asked():
@@ -91,3 +99,31 @@ def test_solution_is_stored_only_when_asked():
     sol = multibody.simulate(off).solution
     assert sol.columnsExported == [3, 0, 0, 0, 0, 0, 0]
     np.testing.assert_allclose(sol.data[:, 0], np.linspace(0, 1, 11), atol=1e-12)
+
+
+def test_spec_names_are_aliases_of_exudyns():
+    """SPEC section 4 names solution.writeSolutionToFile / solutionWritePeriod; Exudyn 1.13.6 keeps
+    them as solution.file.write / writePeriod. Both spellings give the same solution."""
+    doc = {"nodes": [{"nodeType": "Point", "referenceCoordinates": [0, 0, 0]}],
+           "objects": [{"objectType": "MassPoint", "nodeNumber": 0, "mass": 2.0}],
+           "markers": [{"markerType": "BodyPosition", "bodyNumber": 0}],
+           "loads": [{"loadType": "ForceVector", "markerNumber": 0, "loadVector": [0, 0, -4.0]}],
+           "simulationSettings": {"timeIntegration": {"endTime": 1.0, "numberOfSteps": 100}}}
+    spec = multibody.simulate(multibody.merge_settings(
+        doc, {"solution": {"writeSolutionToFile": True, "solutionWritePeriod": 0.25}})).solution
+    exudyn = multibody.simulate(multibody.merge_settings(
+        doc, {"solution": {"file": {"write": True, "writePeriod": 0.25}}})).solution
+    np.testing.assert_allclose(spec.data[:, 0], [0, 0.25, 0.5, 0.75, 1.0], atol=1e-12)
+    np.testing.assert_array_equal(spec.data, exudyn.data)
+    # an override under either name replaces the document's under the other (the service's store.solution)
+    asked_off = multibody.merge_settings(doc, {"solution": {"writeSolutionToFile": False}})
+    assert multibody.simulate(asked_off, store_solution=True).solution is not None
+    on = multibody.merge_settings(doc, {"solution": {"writeSolutionToFile": True}})
+    assert multibody.simulate(multibody.merge_settings(on, {"solution": {"file": {"write": False}}})).solution is None
+    # a bad value is reported at the name given; both names at once is a problem
+    bad = multibody.validate_document(multibody.merge_settings(
+        doc, {"solution": {"solutionWritePeriod": "often", "writeSolutionToFile": True, "file": {"write": True}}}))
+    assert {(p.path, p.message) for p in bad.problems} == {
+        ("simulationSettings.solution.solutionWritePeriod", "expected a number, got 'often'"),
+        ("simulationSettings.solution.writeSolutionToFile",
+         "solution.writeSolutionToFile is another name of solution.file.write; give one of them")}
