@@ -108,11 +108,45 @@ export function graphicsObject(g) {
   return null;  // Text and others: not drawn
 }
 
-// Side lengths of the homogeneous box with this mass and (diagonal) inertia, each at least `floor`.
-export function boxFromInertia(mass, inertia, floor) {
-  const [jx, jy, jz] = inertia || [0, 0, 0];
-  const side = (a, b, c) => Math.sqrt(Math.max(0, (6 * (a + b - c)) / Math.max(mass || 0, 1e-12)));
-  return [side(jy, jz, jx), side(jx, jz, jy), side(jx, jy, jz)].map((s) => Math.max(s, floor));
+// Eigenvalues and eigenvectors (the columns of `vectors`) of a symmetric 3x3 matrix: cyclic
+// Jacobi rotations, each zeroing one off-diagonal entry (converges in a few sweeps for 3x3).
+export function symmetricEigen(matrix) {
+  const a = matrix.map((r) => r.slice()), v = [[1, 0, 0], [0, 1, 0], [0, 0, 1]];
+  for (let sweep = 0; sweep < 50; sweep++) {
+    const off = a[0][1] ** 2 + a[0][2] ** 2 + a[1][2] ** 2;
+    if (!(off > 1e-30 * (a[0][0] ** 2 + a[1][1] ** 2 + a[2][2] ** 2))) break;
+    for (const [p, q] of [[0, 1], [0, 2], [1, 2]]) {
+      if (a[p][q] === 0) continue;
+      const theta = (a[q][q] - a[p][p]) / (2 * a[p][q]);
+      const t = (theta >= 0 ? 1 : -1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1));
+      const c = 1 / Math.sqrt(t * t + 1), s = t * c;
+      const columns = (m, k) => { const x = m[k][p], y = m[k][q]; m[k][p] = c * x - s * y; m[k][q] = s * x + c * y; };
+      const rows = (m, k) => { const x = m[p][k], y = m[q][k]; m[p][k] = c * x - s * y; m[q][k] = s * x + c * y; };
+      for (let k = 0; k < 3; k++) columns(a, k);  // A P
+      for (let k = 0; k < 3; k++) rows(a, k);  // Pᵀ (A P)
+      for (let k = 0; k < 3; k++) columns(v, k);  // V P
+    }
+  }
+  return { values: [a[0][0], a[1][1], a[2][2]], vectors: v };
+}
+
+// The homogeneous box with a body's mass and inertia: Exudyn's inertia [Jxx,Jyy,Jzz,Jyz,Jxz,Jxy]
+// is about the reference point, so it is moved to the center of mass (parallel axes), then split
+// into principal moments and axes. Returns the side lengths along the principal axes (each at
+// least `floor`), the rotation (rows; columns are the axes, a right-handed frame) and the center.
+export function boxFromInertia(mass, inertia, centerOfMass, floor) {
+  const m = Math.max(mass || 0, 1e-12), b = centerOfMass || [0, 0, 0];
+  const [jxx, jyy, jzz, jyz, jxz, jxy] = inertia || [0, 0, 0, 0, 0, 0];
+  const ref = [[jxx, jxy, jxz], [jxy, jyy, jyz], [jxz, jyz, jzz]];
+  const bb = b[0] * b[0] + b[1] * b[1] + b[2] * b[2];
+  const com = ref.map((row, i) => row.map((j, k) => j - (mass || 0) * ((i === k ? bb : 0) - b[i] * b[k])));
+  const { values: [j1, j2, j3], vectors: axes } = symmetricEigen(com);
+  const det = axes[0][0] * (axes[1][1] * axes[2][2] - axes[1][2] * axes[2][1])
+            - axes[0][1] * (axes[1][0] * axes[2][2] - axes[1][2] * axes[2][0])
+            + axes[0][2] * (axes[1][0] * axes[2][1] - axes[1][1] * axes[2][0]);
+  if (det < 0) axes.forEach((row) => { row[2] = -row[2]; });
+  const side = (p, q, r) => Math.max(floor, Math.sqrt(Math.max(0, (6 * (p + q - r)) / m)));
+  return { sides: [side(j2, j3, j1), side(j1, j3, j2), side(j1, j2, j3)], rotation: axes, center: b.slice() };
 }
 
 function matrix3(rot) {
@@ -227,9 +261,11 @@ export class Playback {
     if (obj.objectType === "MassPoint") {
       return new THREE.Mesh(new THREE.SphereGeometry(size * 0.03, 20, 14), new THREE.MeshPhongMaterial({ color }));
     }
-    const [a, b, c] = boxFromInertia(obj.mass ?? obj.physicsMass, obj.inertia ?? obj.physicsInertia, floor);
-    const mesh = new THREE.Mesh(new THREE.BoxGeometry(a, b, c), new THREE.MeshPhongMaterial({ color, transparent: true, opacity: 0.85 }));
-    mesh.position.fromArray(obj.centerOfMass || obj.physicsCenterOfMass || [0, 0, 0]);
+    const { sides, rotation, center } = boxFromInertia(obj.mass ?? obj.physicsMass, obj.inertia ?? obj.physicsInertia,
+                                                       obj.centerOfMass ?? obj.physicsCenterOfMass, floor);
+    const mesh = new THREE.Mesh(new THREE.BoxGeometry(...sides), new THREE.MeshPhongMaterial({ color, transparent: true, opacity: 0.85 }));
+    mesh.quaternion.setFromRotationMatrix(matrix3(rotation));
+    mesh.position.fromArray(center);
     return mesh;
   }
 

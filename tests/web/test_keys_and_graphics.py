@@ -62,3 +62,34 @@ def test_bodies_are_drawn_from_exudyn_graphics(page, web):
     assert drawn[1] == ["Mesh", 3 * 4 * len(cylinder["triangles6"])]  # each 6-node triangle as 4
     assert drawn[2] == ["Line", 2]
     assert len(drawn) == 3  # nothing else on the body: the joint sits at its marker 0, on the ground
+
+
+def test_a_body_without_graphics_is_its_inertia_box_on_the_principal_axes(page, web):
+    """A homogeneous 0.1 x 0.2 x 0.4 box of 2 kg, turned by R and with its center of mass at b:
+    the document gives Exudyn's inertia about the reference point (full tensor, off-diagonal
+    entries); the drawn box has the same sides along the same axes, centered at b."""
+    from scipy.spatial.transform import Rotation
+    mass, sides, b = 2.0, np.array([0.1, 0.2, 0.4]), np.array([0.05, -0.02, 0.03])
+    R = Rotation.from_euler("xyz", [0.4, -0.7, 1.1]).as_matrix()
+    j_box = mass / 12 * np.diag([sides[1] ** 2 + sides[2] ** 2, sides[0] ** 2 + sides[2] ** 2,
+                                 sides[0] ** 2 + sides[1] ** 2])
+    J = R @ j_box @ R.T + mass * (b @ b * np.eye(3) - np.outer(b, b))  # about the reference point
+    model = example("mini")
+    body = next(o for o in model["objects"] if o["objectType"] == "RigidBody")
+    body.update(mass=mass, centerOfMass=b.tolist(),
+                inertia=[J[0, 0], J[1, 1], J[2, 2], J[1, 2], J[0, 2], J[0, 1]])
+    job = httpx.post(f"{web}/v1/jobs", json={"model": model, "store": {"solution": True}}, timeout=30).json()
+    with httpx.Client(base_url=web, timeout=30) as client:
+        wait_job(client, job["id"])
+    page.goto(f"/jobs/{job['id']}")
+    wait_ready(page)
+    drawn = page.evaluate("""() => { const o = window.mbserve.playback.frames[0].group.children[0];
+        const p = o.geometry.parameters;
+        return {sides: [p.width, p.height, p.depth], q: o.quaternion.toArray(), at: o.position.toArray()}; }""")
+    x, y, z, w = drawn["q"]
+    axes = Rotation.from_quat([x, y, z, w]).as_matrix()
+    assert np.linalg.det(axes) == pytest.approx(1.0)
+    # the same box whatever the order and signs of the principal axes: R diag(s²) Rᵀ
+    shape = lambda rot, s: rot @ np.diag(np.square(s)) @ rot.T  # noqa: E731
+    np.testing.assert_allclose(shape(axes, drawn["sides"]), shape(R, sides), atol=1e-6)
+    np.testing.assert_allclose(drawn["at"], b, atol=1e-12)
