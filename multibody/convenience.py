@@ -358,7 +358,7 @@ class _Expansion:
             self.names["nodes"].append(self._name("nodes", len(self.lists["nodes"]) - 1, item))
         return len(self.lists[kind]) - 1
 
-    def run(self) -> tuple[dict, list[Problem], list[dict]]:
+    def run(self) -> tuple[dict, list[Problem], list[dict], set[int]]:
         specs = {}
         for i, item in enumerate(self.objects):
             t = item.get("objectType") if isinstance(item, dict) else None
@@ -389,7 +389,7 @@ class _Expansion:
                 self.spherical_joint(i, spec)
             elif isinstance(spec, CreateSpringDamper):
                 self.spring_damper(i, spec)
-        return self.doc, self.problems, self.warnings
+        return self.doc, self.problems, self.warnings, self.failed
 
     # ---------------------------------------------------------------------- bodies
     def rigid_body(self, i: int, spec: CreateRigidBody) -> list | None:
@@ -546,8 +546,10 @@ class _Expansion:
             "VdrawSize": spec.drawSize, "Vcolor": spec.color})
 
 
-def expand_convenience(raw: dict) -> tuple[dict, list[Problem], list[dict]]:
-    """(the document with convenience items expanded, problems with JSON paths, deprecation warnings).
+def expand_convenience(raw: dict) -> tuple[dict, list[Problem], list[dict], set[int]]:
+    """(the document with convenience items expanded, problems with JSON paths, deprecation warnings,
+    the indices of the convenience items that could not be expanded: they stay as they are in the
+    document, and their problems, or those of the items they connect, say why).
 
     A document without convenience items is returned as it is; so is one whose lists are malformed
     (the schema reports that)."""
@@ -556,5 +558,5 @@ def expand_convenience(raw: dict) -> tuple[dict, list[Problem], list[dict]]:
         isinstance(o, dict) and isinstance(o.get("objectType"), str) and o["objectType"].startswith("Create")
         for o in objects)
     if not has_items or any(not isinstance(raw.get(k, []), list) for k in ("nodes", "markers", "loads")):
-        return raw, [], []
+        return raw, [], [], set()
     return _Expansion(raw).run()

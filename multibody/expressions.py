@@ -67,12 +67,12 @@ class ExpressionError(ValueError):
 
 class BudgetExceeded(ValueError):
     """A document's expressions cost more than its Budget: the work stopped here. `message`
-    names the limit. Not an ExpressionError: it ends the document's expression work, it is
-    not a problem of one expression."""
+    says why, `limit` names the limit. Not an ExpressionError: it ends the document's
+    expression work, it is not a problem of one expression."""
 
-    def __init__(self, message: str):
+    def __init__(self, message: str, limit: str):
         super().__init__(message)
-        self.message = message
+        self.message, self.limit = message, limit
 
 
 class Budget:
@@ -95,10 +95,12 @@ class Budget:
         self.used += units
         if self.used > self.limit:
             raise BudgetExceeded(f"the document's expressions cost more than {self.limit} units ({self.cost_name}: "
-                                 "tree nodes parsed, differentiated and compiled); simplify them or use fewer")
+                                 "tree nodes parsed, differentiated and compiled); simplify them or use fewer",
+                                 self.cost_name)
         if time.thread_time() - self.started > self.max_seconds:
             raise BudgetExceeded(f"the document's expressions took more than {self.max_seconds:g} s of CPU to parse, "
-                                 f"differentiate and compile ({self.seconds_name}); simplify them or use fewer")
+                                 f"differentiate and compile ({self.seconds_name}); simplify them or use fewer",
+                                 self.seconds_name)
 
 
 class Select(sp.Function):

@@ -111,6 +111,16 @@ def _raw_item_name(doc: dict, kind: str, index: int) -> str:
     return name if isinstance(name, str) and name else f"{S.LIST_KINDS[kind]}{index}"
 
 
+def _item_index(path: str, kind: str) -> int | None:
+    """i for a path inside kind[i] (kind[i], kind[i].key, kind[i][j]), else None."""
+    head = path.partition(".")[0]
+    prefix = f"{kind}["
+    if not head.startswith(prefix):
+        return None
+    index = head[len(prefix):].partition("]")[0]
+    return int(index) if index.isdigit() else None
+
+
 def _valid_part(expanded: dict, exc: ValidationError) -> tuple[S.ModelDocument, set[str]] | None:
     """The document without what has schema problems, so that the references of the rest are
     checked too: an item with problems is None at its index (indices stay the user's), a broken
@@ -154,13 +164,14 @@ def load_model(raw: Any, limits: ExpressionLimits | None = None,
 def _load(raw: dict, limits: ExpressionLimits | None, cancel: Callable[[], bool] | None) -> LoadedModel:
     # each convenience item becomes the object at its own index (extra items are appended), so the
     # paths of the expanded document are the user's
-    expanded, problems, deprecations = expand_convenience(raw)
-    if problems:
-        raise ModelInvalid(problems)
+    expanded, convenience, deprecations, failed = expand_convenience(raw)
     try:
-        doc, schema, unreadable = S.ModelDocument.model_validate(expanded), [], set()
+        doc, schema, unreadable = S.ModelDocument.model_validate(expanded), list(convenience), set()
     except ValidationError as exc:
-        schema = schema_problems(expanded, exc)
+        # a convenience item that could not be expanded fails the schema too (its objectType is no
+        # plain type): its own problems say why, and the rest of the document is still checked
+        schema = convenience + [p for p in schema_problems(expanded, exc)
+                                if _item_index(p.path, "objects") not in failed]
         part = _valid_part(expanded, exc)
         if part is None:
             raise ModelInvalid(schema) from None
@@ -398,7 +409,7 @@ class _Checker:
             joints.append(joint)
         expressions = sum(getattr(spec, field, None) is not None for spec in motions for field in EXPRESSION_FIELDS)
         over = [Problem("motions", f"{n} {what}; the limit is {getattr(limits, limit)} per document "
-                                   f"({limits.name(limit)})")
+                                   f"({limits.name(limit)})", limit=limits.name(limit))
                 for what, n, limit in (("motions", len(motions), "max_motions"),
                                        ("motion expressions", expressions, "max_expressions"))
                 if n > getattr(limits, limit)]
@@ -422,7 +433,7 @@ class _Checker:
                 self.problems += [Problem(p, m, name) for p, m in exc.problems]
                 continue
             except BudgetExceeded as exc:  # stop all expression work
-                self.problems.append(Problem(path, exc.message, name))
+                self.problems.append(Problem(path, exc.message, name, limit=exc.limit))
                 break
             bad = None if times is None else undefined_on_grid(law, times, getattr(spec, "qRange", None),
                                                                  getattr(spec, "uRange", None))

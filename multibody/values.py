@@ -17,6 +17,7 @@ class Problem:
     path: str
     message: str
     item: str | None = None
+    limit: str | None = None  # the name of the limit (of a service: its setting) this problem exceeds
 
     def to_dict(self) -> dict:
         return {"path": self.path, "message": self.message, "item": self.item}

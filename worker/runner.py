@@ -117,7 +117,8 @@ def execute(settings: Settings, job_id: str, outputs: list[design.Output] | None
         status, error = "failed", {"code": "time_limit", "detail": [], "message":
                                    f"the job ran longer than the limit of {settings.job_time_limit:g} s"}
     except multibody.ModelInvalid as exc:
-        status, error = "failed", {"code": "model_invalid", "message": str(exc),
+        over = any(p.limit for p in exc.problems)
+        status, error = "failed", {"code": "limit_exceeded" if over else "model_invalid", "message": str(exc),
                                    "detail": [{"path": p.path, "message": p.message} for p in exc.problems]}
     except MemoryError:  # over the worker's memory limit (RLIMIT_AS, worker.celery_app); its arrays are freed
         log.warning("job %s ran out of memory", job_id)

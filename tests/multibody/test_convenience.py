@@ -66,8 +66,8 @@ def build_in_exudyn(plain: callable, items: list[dict]) -> tuple[dict, dict]:
 def expand(document: dict, items: list[dict]) -> tuple[dict, list]:
     doc = copy.deepcopy(document)
     doc["objects"] += copy.deepcopy(items)
-    expanded, problems, warnings = expand_convenience(doc)
-    assert problems == []
+    expanded, problems, warnings, failed = expand_convenience(doc)
+    assert problems == [] and failed == set()
     return expanded, warnings
 
 
@@ -315,3 +315,24 @@ def test_expanded_document_is_reported_and_loads_as_it_is():
     assert [o["objectType"] for o in v.expanded["objects"]] == ["Ground", "RigidBody", "JointSpherical"]
     again = multibody.validate_document(v.expanded)
     assert again.ok and again.expanded == v.expanded and again.summary == v.summary
+
+
+def test_convenience_problems_come_with_the_rest_of_the_documents_problems():
+    """A bad convenience item does not hide the schema, reference and sensor problems elsewhere."""
+    v = multibody.validate_document({
+        "nodes": [{"nodeType": "Point", "referenceCoordinates": [0, 0]}],  # schema
+        "objects": [{"objectType": "Ground"},
+                    {"objectType": "CreateRigidBody", "name": "b", "inertia": CUBOID},
+                    {"objectType": "CreatePrismaticJoint", "itemNumbers": [0, "b"], "position": [0, 0, 0],
+                     "axis": [0, 0, 0]},  # convenience
+                    {"objectType": "CreateSpringDamper", "itemNumbers": [0, 2]}],  # connects the bad joint
+        "markers": [{"markerType": "BodyPosition", "bodyNumber": "bb"}],  # reference
+        "loads": [{"loadType": "ForceVector", "markerNumber": 0, "loadVector": [0, 0, 1]}],
+        "sensors": [{"sensorType": "Body", "bodyNumber": "b", "outputVariableType": "Positon"}]})  # output
+    found = {p.path: p.message for p in v.problems}
+    assert found == {
+        "nodes[0].referenceCoordinates": "expected 3 values, got 2",
+        "objects[2].axis": "is the zero vector; the joint axis needs a direction",
+        "markers[0].bodyNumber": "no object named 'bb'; did you mean 'b'?",
+        "sensors[0].outputVariableType": "unknown OutputVariableType 'Positon'; did you mean 'Position'?",
+    }  # objects[3] connects objects[2], whose own problem says why neither is expanded

@@ -24,9 +24,10 @@ def problems_detail(validation, prefix: str = "") -> list[dict]:
             for p in validation.problems]
 
 
-def validated(doc: Any, settings, prefix: str = "", gone: Callable[[], bool] | None = None):
-    """The core's validation, or 422 `model_invalid` listing every problem with its path; it stops
-    when the client has gone (`gone()`)."""
+def validated(doc: Any, settings, prefix: str = "", gone: Callable[[], bool] | None = None, invalid_ok: bool = False):
+    """The core's validation, or a 422 listing every problem with its path: `limit_exceeded` when
+    one of them is over a limit of the service (motions, expressions, their cost), else (unless
+    `invalid_ok`) `model_invalid`. It stops when the client has gone (`gone()`)."""
     try:
         validation = multibody.validate_document(doc, expression_limits(settings), cancel=gone)
     except multibody.SimulationCanceled:
@@ -35,7 +36,11 @@ def validated(doc: Any, settings, prefix: str = "", gone: Callable[[], bool] | N
         log.exception("validate_document raised for a user document")
         raise ApiError(422, "model_invalid", f"the model could not be read: {type(exc).__name__}: {exc}",
                        [{"path": prefix or "$", "message": str(exc)}]) from exc
-    if not validation.ok:
+    limits = sorted({p.limit for p in validation.problems if p.limit})
+    if limits:
+        raise ApiError(422, "limit_exceeded", f"the model exceeds a limit of this service ({', '.join(limits)})",
+                       problems_detail(validation, prefix))
+    if not validation.ok and not invalid_ok:
         raise ApiError(422, "model_invalid", f"the model has {len(validation.problems)} problem(s)",
                        problems_detail(validation, prefix))
     return validation

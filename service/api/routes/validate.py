@@ -5,12 +5,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body
 from pydantic import BaseModel
 
-import multibody
-
-from ...limits import check_model
+from ...limits import check_json, check_model
 from ...schemas import ERRORS, ErrorItem
-from ..deps import OwnerDep, RateLimited, SettingsDep
-from .models import problems_detail
+from ..deps import ClientGone, OwnerDep, RateLimited, SettingsDep
+from .models import problems_detail, validated
 
 router = APIRouter(prefix="/v1/validate", tags=["models"], responses=ERRORS)
 
@@ -24,9 +22,11 @@ class ValidationReport(BaseModel):
 
 @router.post("", response_model=ValidationReport, dependencies=[RateLimited])
 def validate_model(doc: Annotated[dict[str, Any], Body(description="a model document (SPEC section 1)")],
-                   settings: SettingsDep, owner: OwnerDep):
-    """200 whether valid or not (`ok`); 413/422 `limit_exceeded` for a document over the service's limits."""
+                   settings: SettingsDep, owner: OwnerDep, gone: ClientGone):
+    """200 whether valid or not (`ok`); 413/422 `limit_exceeded` for a document over the service's limits
+    (its expressions under the same budget as a stored model's)."""
+    check_json(doc, settings, "")
     check_model(doc, settings)
-    validation = multibody.validate_document(doc)
+    validation = validated(doc, settings, "", gone, invalid_ok=True)
     return {"ok": validation.ok, "problems": problems_detail(validation), "warnings": validation.warnings,
             "summary": validation.summary}

@@ -145,12 +145,20 @@ def test_expression_budget_is_422_naming_the_limit_before_the_work_is_done(setti
     from tests.multibody.test_motion_laws import HEAVY, sliders
     heavy = sliders(15, HEAVY)  # ~11,000 cost units per motion
     with make_client(settings, max_expression_cost=30_000, max_motions=15) as client:
-        answer = client.post("/v1/models", json=heavy)
-        assert answer.status_code == 422
-        [problem] = answer.json()["error"]["detail"]
-        assert "MBSERVE_MAX_EXPRESSION_COST" in problem["message"] and problem["path"] in ("motions[2]", "motions[3]")
+        for route in ("/v1/models", "/v1/validate"):  # the validation endpoint spends under the same budget
+            answer = client.post(route, json=heavy)
+            assert answer.status_code == 422 and answer.json()["error"]["code"] == "limit_exceeded", answer.text
+            assert "MBSERVE_MAX_EXPRESSION_COST" in answer.json()["error"]["message"]
+            [problem] = answer.json()["error"]["detail"]
+            assert "MBSERVE_MAX_EXPRESSION_COST" in problem["message"] and problem["path"] in ("motions[2]", "motions[3]")
         answer = client.post("/v1/jobs", json={"model": sliders(16, HEAVY)})
-        assert answer.status_code == 422
+        assert answer.status_code == 422 and answer.json()["error"]["code"] == "limit_exceeded"
         assert answer.json()["error"]["detail"] == [{"path": "model.motions", "item": None, "message":
                                                      "16 motions; the limit is 15 per document (MBSERVE_MAX_MOTIONS)"}]
         assert client.post("/v1/models", json=sliders(2, HEAVY)).status_code == 201
+        bad = sliders(2, HEAVY)
+        bad["motions"][1]["joint"] = "nowhere"  # a plain problem of the model is not a limit
+        answer = client.post("/v1/models", json=bad)
+        assert answer.status_code == 422 and answer.json()["error"]["code"] == "model_invalid", answer.text
+        answer = client.post("/v1/validate", json=bad)
+        assert answer.status_code == 200 and not answer.json()["ok"]
