@@ -51,6 +51,7 @@ def test_an_exported_exudyn_system_runs_as_the_example_and_as_exudyn(case):
     ours, original = multibody.simulate(exported), multibody.simulate(doc)
     assert ours.status == "succeeded" and set(ours.sensors) == set(original.sensors)
     settings.timeIntegration.verboseMode = 0
+    settings.solutionSettings.writeSolutionToFile = False  # tests own their data: no file in the working directory
     exu.SolveDynamic(mbs, settings)
     for i, (name, series) in enumerate(ours.sensors.items()):
         assert np.array_equal(series.data, original.sensors[name].data)  # the same document, the same numbers
