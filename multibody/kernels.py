@@ -15,6 +15,8 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from .programs import motion_residual
+
 # error_model="numpy": a division by zero gives inf/nan as in numpy (the solvers check finiteness)
 jit = numba.njit(cache=True, nogil=True, boundscheck=False, error_model="numpy")
 
@@ -94,6 +96,21 @@ class Model(NamedTuple):
     cc_vlevel: np.ndarray  # velocityLevel: the row is a velocity-level constraint at every index
     cc_ae: np.ndarray  # (ncc,1)
     cc_active: np.ndarray
+    # prescribed motions (items/motion_constraints.py): the joint of each (markers, frames, revolute
+    # or prismatic), its row's level (0 position, 1 velocity, 2 acceleration), λ index and columns,
+    # and the laws' programs (programs.ProgramSet; three per motion) with their scratch size
+    mo_m0: np.ndarray
+    mo_m1: np.ndarray
+    mo_R0: np.ndarray  # (nmo,3,3)
+    mo_R1: np.ndarray
+    mo_revolute: np.ndarray
+    mo_levels: np.ndarray
+    mo_ae: np.ndarray  # (nmo,)
+    mo_cols: np.ndarray  # (nmo,14)
+    mo_code: np.ndarray
+    mo_consts: np.ndarray
+    mo_start: np.ndarray
+    mo_work_size: np.ndarray  # (1,)
 
 
 class Kin(NamedTuple):
@@ -133,6 +150,14 @@ class Work(NamedTuple):
     s7: np.ndarray  # (2,7)
     mats: np.ndarray  # (2,3,3)
     vecs: np.ndarray  # (5,3)
+    mo_g: np.ndarray  # (nmo,) the motions' rows
+    mo_C: np.ndarray  # (nmo,14)
+    mo_q: np.ndarray  # (4,nmo) joint coordinates, rates, accelerations; scratch
+    mo_Cs: np.ndarray  # (nmo,14) scratch
+    mo_x: np.ndarray  # (3,) a law's variables
+    mo_work: np.ndarray  # the programs' scratch
+    mo_bad: np.ndarray  # (1,) int: -1, or the first motion whose law is undefined (programs.motion_residual)
+    mo_kin: "Kin"  # the kinematics at q ± εv for the motions' u̇_j (empty without motions)
 
 
 @jit
@@ -262,17 +287,9 @@ def rigid_mass_matrices(fA, fGbar, frame, mass, com, inertia):
 
 
 @jit
-def rigid_mass_times(fA, fGbar, frame, cols, mass, com, inertia, a, n2):
-    """Σ_bodies M_k a[cols_k] scattered on the n2 coordinates (the dummy column dropped), without
-    forming M: [m a_t + Mtr a_r; Mtrᵀ a_t + Ḡᵀ J Ḡ a_r], Mtr = -m A b̃ Ḡ (zero when b = 0)."""
-    out = np.empty(n2)
-    rigid_mass_times_into(out, np.empty(7), np.empty(4), fA, fGbar, frame, cols, mass, com, inertia, a)
-    return out
-
-
-@jit
 def rigid_mass_times_into(out, x, ar, fA, fGbar, frame, cols, mass, com, inertia, a):
-    """rigid_mass_times into out (n2), with scratch x (7) and ar (>= 4)."""
+    """Σ_bodies M_k a[cols_k] into out (n2; the dummy column dropped), with scratch x (7) and ar
+    (>= 4), without forming M: [m a_t + Mtr a_r; Mtrᵀ a_t + Ḡᵀ J Ḡ a_r], Mtr = -m A b̃ Ḡ (zero when b = 0)."""
     n2 = out.shape[0]
     out[:] = 0.0
     for k in range(frame.shape[0]):
@@ -504,9 +521,17 @@ def joint_coordinates(rot, pos, vel, omega, Jpos, Jrot, m0, m1, R0, R1, revolute
     [-z0ᵀΓ0, z0ᵀΓ1]."""
     n = m0.shape[0]
     qj, uj, C = np.empty(n), np.empty(n), np.empty((n, 14))
-    A0, A1 = np.empty((3, 3)), np.empty((3, 3))
-    a, dp, dv, w = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
-    for k in range(n):
+    joint_coordinates_into(qj, uj, C, np.empty((2, 3, 3)), np.empty((5, 3)), rot, pos, vel, omega, Jpos, Jrot, m0, m1,
+                           R0, R1, revolute)
+    return qj, uj, C
+
+
+@jit
+def joint_coordinates_into(qj, uj, C, mats, vecs, rot, pos, vel, omega, Jpos, Jrot, m0, m1, R0, R1, revolute):
+    """joint_coordinates into (qj, uj, C), with scratch mats (2,3,3) and vecs (>= 4,3)."""
+    A0, A1 = mats[0], mats[1]
+    a, dp, dv, w = vecs[0], vecs[1], vecs[2], vecs[3]
+    for k in range(m0.shape[0]):
         p, q_ = m0[k], m1[k]
         _joint_frames(rot, pos, vel, R0[k], R1[k], p, q_, A0, A1, dp, dv)
         if revolute[k]:
@@ -530,7 +555,6 @@ def joint_coordinates(rot, pos, vel, omega, Jpos, Jrot, m0, m1, R0, R1, revolute
             C[k, 7 + j] = a[0] * Jpos[q_, 0, j] + a[1] * Jpos[q_, 1, j] + a[2] * Jpos[q_, 2, j]
         qj[k] = a[0] * dp[0] + a[1] * dp[1] + a[2] * dp[2]
         uj[k] = (a[0] * dv[0] + a[1] * dv[1] + a[2] * dv[2]) + _cross_dot(omega[p], a, dp)
-    return qj, uj, C
 
 
 @jit
@@ -655,17 +679,59 @@ def ep_normalization_into(g, C, theta, theta_t, frame, velocity_level):
 
 
 @jit
+def _empty_kin(n2, nF, nm):
+    e = np.empty
+    return Kin(e(n2 + 1), e(n2 + 1), e((nF, 4)), e((nF, 4)), e((nF, 3, 3)), e((nF, 3, 4)), e((nF, 3, 4)), e((nF, 3)),
+               e((nF, 3)), e((nF, 3)), e((nm, 3)), e((nm, 3, 3)), e((nm, 3)), e((nm, 3)), e((nm, 3, 7)), e((nm, 3, 7)))
+
+
+@jit
 def work(model, n2, nae):
     """The Kin and Work arrays of one solve (their contents are overwritten by every evaluation)."""
     nF, nm = model.fcols.shape[0], model.mframe.shape[0]
     nj, nr, ne = model.j_m0.shape[0], model.j_kinds.shape[1], model.e_frame.shape[0]
     e = np.empty
-    kin = Kin(e(n2 + 1), e(n2 + 1), e((nF, 4)), e((nF, 4)), e((nF, 3, 3)), e((nF, 3, 4)), e((nF, 3, 4)), e((nF, 3)),
-              e((nF, 3)), e((nF, 3)), e((nm, 3)), e((nm, 3, 3)), e((nm, 3)), e((nm, 3)), e((nm, 3, 7)), e((nm, 3, 7)))
-    ncc = model.cc_cols.shape[0]
+    kin = _empty_kin(n2, nF, nm)
+    ncc, nmo = model.cc_cols.shape[0], model.mo_m0.shape[0]
+    mo_kin = _empty_kin(n2, nF, nm) if nmo else _empty_kin(0, 0, 0)  # for u̇_j (rate forms, acceleration level)
     w = Work(e(n2), e(nae), e((ne, 1)), e((ne, 1, 7)), e((nj, nr)), e((nj, nr, 14)), e((ncc, 1)), e((ncc, 1, 2)),
-             e(n2), e(n2), e(n2), e((2, 7)), e((2, 3, 3)), e((5, 3)))
+             e(n2), e(n2), e(n2), e((2, 7)), e((2, 3, 3)), e((5, 3)), e(nmo), e((nmo, 14)), e((4, nmo)),
+             e((nmo, 14)), e(3), e(model.mo_work_size[0]), np.full(1, -1, np.int64), mo_kin)
     return kin, w
+
+
+@jit
+def motion_rows(t, a, levels, velocity_level, model, kin, w):
+    """The motions' rows into w.mo_g and their C into w.mo_C (Motions.evaluate; with levels all 2
+    and velocity_level, Motions.rate_residual). u̇_j = C a + (∂u_j/∂q) v of acceleration-level rows
+    takes the second term by a central difference along v (Motions.joint_acceleration). Returns
+    -1, or the first motion whose law is undefined there (its row is then unset)."""
+    m = model
+    qj, uj, ujd, us = w.mo_q[0], w.mo_q[1], w.mo_q[2], w.mo_q[3]
+    joint_coordinates_into(qj, uj, w.mo_C, w.mats, w.vecs, kin.rot, kin.pos, kin.vel, kin.omega, kin.Jpos, kin.Jrot,
+                           m.mo_m0, m.mo_m1, m.mo_R0, m.mo_R1, m.mo_revolute)
+    n2 = a.shape[0]
+    if (levels == 2).any():
+        vmax = 0.0
+        for i in range(n2):
+            vmax = max(vmax, abs(kin.v[i]))
+        eps = 1e-6 / max(1.0, vmax)
+        mk, qs, v = w.mo_kin, w.tmp, kin.v[:n2]
+        for sign in (1.0, -1.0):
+            for i in range(n2):
+                qs[i] = kin.q[i] + (sign * eps) * kin.v[i]
+            kinematics(qs, v, m, mk)
+            joint_coordinates_into(w.mo_g, us if sign > 0 else ujd, w.mo_Cs, w.mats, w.vecs, mk.rot, mk.pos, mk.vel,
+                                   mk.omega, mk.Jpos, mk.Jrot, m.mo_m0, m.mo_m1, m.mo_R0, m.mo_R1, m.mo_revolute)
+        for r in range(ujd.shape[0]):
+            s = 0.0
+            for c in range(14):
+                col = m.mo_cols[r, c]
+                if col < n2:
+                    s += w.mo_C[r, c] * a[col]
+            ujd[r] = s + (us[r] - ujd[r]) / (2 * eps)
+    return motion_residual(m.mo_code, m.mo_consts, m.mo_start, levels, m.mo_revolute, t, qj, uj, ujd, velocity_level,
+                           w.mo_g, w.mo_x, w.mo_work)
 
 
 @jit
@@ -732,11 +798,12 @@ def applied_forces(model, kin, w, load_factor):
 
 
 @jit
-def residual(a, lam, velocity_level, model, kin, w):
-    """The residual [M a - f + C_qᵀ λ; g] (System.residual, one call instead of one per stage): the
-    same kernels in the same order of summation as the per-group path. Writes w.rq, w.rg and g, C
-    of the EP normalization, of all frame joints in one padded table and of the coordinate
-    constraints (boxing returned arrays costs ~0.5 µs each)."""
+def residual(t, a, lam, velocity_level, model, kin, w):
+    """The residual [M a - f + C_qᵀ λ; g] at time t (System.residual, one call instead of one per
+    stage): the same kernels in the same order of summation as the per-group path. Writes w.rq,
+    w.rg and g, C of the EP normalization, of all frame joints in one padded table, of the
+    coordinate constraints and of the motions (boxing returned arrays costs ~0.5 µs each); w.mo_bad
+    is the first motion whose law is undefined, else -1 (then rq, rg are not all set)."""
     theta, theta_t, fA, fGbar, pos, vel, omega, rot, Jpos, Jrot = kin.theta, kin.theta_t, kin.fA, kin.fGbar, \
         kin.pos, kin.vel, kin.omega, kin.rot, kin.Jpos, kin.Jrot
     m = model
@@ -744,7 +811,8 @@ def residual(a, lam, velocity_level, model, kin, w):
     e_frame, e_cols, e_ae = m.e_frame, m.e_cols, m.e_ae
     j_m0, j_m1, j_R0, j_R1, j_kinds, j_ri, j_rj, j_nrows, j_cols, j_ae, j_active = m.j_m0, m.j_m1, m.j_R0, m.j_R1, \
         m.j_kinds, m.j_ri, m.j_rj, m.j_nrows, m.j_cols, m.j_ae, m.j_active
-    rq, rg, eg, eC, jg, jC, ccg, ccC, f, tmp, cf, s7, mats, vecs = w
+    rq, rg, eg, eC, jg, jC, ccg, ccC, f, tmp, cf, s7, mats, vecs = w.rq, w.rg, w.eg, w.eC, w.jg, w.jC, w.ccg, w.ccC, \
+        w.f, w.tmp, w.cf, w.s7, w.mats, w.vecs
     n2 = a.shape[0]
     applied_forces(model, kin, w, 1.0)
     rigid_mass_times_into(tmp, s7[0], s7[1], fA, fGbar, b_frame, b_cols, b_mass, b_com, b_inertia, a)
@@ -779,6 +847,14 @@ def residual(a, lam, velocity_level, model, kin, w):
             cf[c0] += -lk
         if c1 < n2:
             cf[c1] += fac * lk
+    if m.mo_m0.shape[0]:
+        w.mo_bad[0] = motion_rows(t, a, m.mo_levels, velocity_level, model, kin, w)
+        for k in range(m.mo_m0.shape[0]):
+            lk = lam[m.mo_ae[k]]
+            for c in range(14):
+                col = m.mo_cols[k, c]
+                if col < n2:
+                    cf[col] += w.mo_C[k, c] * lk
     rq += cf
     rg[:] = 0.0
     for k in range(e_frame.shape[0]):
@@ -788,6 +864,8 @@ def residual(a, lam, velocity_level, model, kin, w):
             rg[j_ae[k, r]] = jg[k, r] if j_active[k] else lam[j_ae[k, r]]
     for k in range(m.cc_cols.shape[0]):
         rg[m.cc_ae[k, 0]] = ccg[k, 0] if m.cc_active[k] else lam[m.cc_ae[k, 0]]
+    for k in range(m.mo_m0.shape[0]):  # always active
+        rg[m.mo_ae[k]] = w.mo_g[k]
 
 
 @jit

@@ -128,11 +128,9 @@ class System:
 
     # ------------------------------------------------------------------------ compile helpers
     def _compile_model(self) -> K.Model:
-        """The arrays the kernels read (kernels.Model). `fused`: kernels.residual covers every item
-        (all but motions), else the residual goes stage by stage."""
+        """The arrays the kernels read (kernels.Model)."""
         joints = [g for g in self.constraints if isinstance(g, FrameJointGroup)]
         lg = self.loads.groups
-        self.fused = not self.motions.size
 
         def group(cls, groups):  # the model's group of a type (an empty one if it has none)
             return next((g for g in groups if isinstance(g, cls)), None) or cls(self)
@@ -140,7 +138,7 @@ class System:
         cc = group(CoordinateConstraints, self.constraints)
         kinds = {"ForceVector": 0, "MassProportional": 0, "TorqueVector": 1, "Coordinate": 2}
         lv = [v if t != "Coordinate" else np.stack([v, 0 * v, 0 * v], axis=1) for t, (_, _, v, _) in lg.items()]
-        b, e, i64 = self.bodies, self.ep_constraints, np.int64
+        b, e, mo, i64 = self.bodies, self.ep_constraints, self.motions, np.int64
         nr = max([len(g.rows) for g in joints], default=0)
         self.joint_slices, k = [], 0  # (group, its joints in the table, its rows)
         for g in joints:
@@ -179,7 +177,10 @@ class System:
             j_nrows=table([g.row_code[3] for g in joints], (), i64), j_cols=table([g.cols for g in joints], (14,), i64),
             j_ae=table([g.ae for g in joints], (nr,), i64, True), j_active=table([g.active for g in joints], (), bool),
             cc_cols=cc.cols.reshape(-1, 2), cc_factor=cc.factor, cc_offset=cc.offset, cc_vlevel=cc.velocity_level,
-            cc_ae=cc.ae.reshape(-1, 1), cc_active=cc.active)
+            cc_ae=cc.ae.reshape(-1, 1), cc_active=cc.active,
+            mo_m0=mo.m0, mo_m1=mo.m1, mo_R0=mo.R0, mo_R1=mo.R1, mo_revolute=mo.revolute, mo_levels=mo.levels,
+            mo_ae=mo.ae.reshape(-1), mo_cols=mo.cols, mo_code=mo.programs.code, mo_consts=mo.programs.consts,
+            mo_start=mo.programs.start, mo_work_size=[mo.programs.work_size])
         # C-contiguous, int64 indices, float values throughout: one compiled signature for every model
         dtype = {"i": np.int64, "b": bool, "f": float}
         return K.Model(**{name: np.ascontiguousarray(x, dtype[np.asarray(x).dtype.kind]) for name, x in fields.items()})
@@ -278,33 +279,24 @@ class System:
             f += g.generalized(kin)
         return f
 
-    def residual_out(self) -> tuple | None:
-        """Arrays for `residual` to write into (one set per solver), None for the per-stage path."""
-        if not self.fused:
-            return None
+    def residual_out(self) -> tuple:
+        """Arrays for `residual` to write into (one set per solver)."""
         w = K.work(self.model, self.n2, self.nae)[1]
         ev = [(self.ep_constraints, w.eg, w.eC)] if self.ep_constraints.size else []
         ev += [(g, w.jg[sl, :rows], w.jC[sl, :rows]) for g, sl, rows in self.joint_slices]
         ev += [(g, w.ccg, w.ccC) for g in self.constraints if isinstance(g, CoordinateConstraints)]
+        ev += [(self.motions, w.mo_g[:, None], w.mo_C[:, None, :])] if self.motions.size else []
         return w, ev
 
-    def residual(self, kin: Kinematics, a: np.ndarray, lam: np.ndarray, velocity_level: bool, out=None):
-        """(constraint_values, r_q = M a - f + C_qᵀ λ, r_g). With `out` from residual_out(): one
-        compiled call (per-stage calls cost more than the work on small models) whose results
-        overwrite the previous ones in `out`; else stage by stage."""
-        if out is None:
-            ev = self.constraint_values(kin, velocity_level)
-            rq = self.mass_times(kin, a) - self.applied_forces(kin) + self.constraint_forces(ev, lam)
-            return ev, rq, self.constraint_residual(ev, lam)
+    def residual(self, kin: Kinematics, a: np.ndarray, lam: np.ndarray, velocity_level: bool, out):
+        """(constraint_values, r_q = M a - f + C_qᵀ λ, r_g) in one compiled call (per-stage calls
+        cost more than the work on small models) whose results overwrite the previous ones in
+        `out` (from residual_out()). EvaluationError where a motion's law is undefined."""
         w, ev = out
-        K.residual(a, lam, velocity_level, self.model, kin.arrays(), w)
+        K.residual(kin.t, a, lam, velocity_level, self.model, kin.arrays(), w)
+        if w.mo_bad[0] >= 0:
+            self.motions.raise_undefined(int(w.mo_bad[0]), kin, velocity_level)
         return ev, w.rq, w.rg
-
-    def mass_times(self, kin: Kinematics, a: np.ndarray) -> np.ndarray:
-        out = self.bodies.mass_times(kin, a)
-        if self.mass_points.size:
-            out += self.mass_points.mass_times(a)
-        return out
 
     def constraint_values(self, kin: Kinematics, velocity_level: bool):
         """[(group, g (n,rows), C (n,rows,ncols))] of every constraint group."""

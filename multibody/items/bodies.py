@@ -51,10 +51,6 @@ class RigidBodies:
                                                       self.com, self.inertia, kin.q, kin.v, len(kin.q) - 1)
         return (M * mass_factor - (k_factor * dq + d_factor * dv)).ravel()
 
-    def mass_times(self, kin, a: np.ndarray) -> np.ndarray:
-        return K.rigid_mass_times(kin.fA, kin.fGbar, self.frame, self.cols, self.mass, self.com, self.inertia,
-                                  a, len(a))
-
     def quadratic_velocity(self, kin) -> np.ndarray:
         """-(LHS quadratic velocity terms): translation m A (ω̄×(ω̄×b)), rotation Ḡᵀ(ω̄ × J ω̄)."""
         return K.rigid_quadratic_velocity(kin.fA, kin.fGbar, kin.theta_t, self.frame, self.cols, self.mass,
@@ -72,16 +68,12 @@ class MassPoints:
         self.frame = np.array([system.frame_of_node[k] for k in nodes], dtype=int)
         self.cols = system.fcols[self.frame][:, :3] if n else np.zeros((0, 3), int)
         self.mass = np.array([doc.objects[i].mass for i in self.objects], float)
-        self.scatter = system.scatter
 
     def mass_pattern(self):
         return _block_pattern(self.cols)
 
     def mass_values(self) -> np.ndarray:
         return (self.mass[:, None, None] * np.eye(3)).ravel()
-
-    def mass_times(self, a: np.ndarray) -> np.ndarray:
-        return self.scatter(self.cols, self.mass[:, None] * a[self.cols])
 
 
 class EPNormalization:

@@ -82,9 +82,16 @@ class Motions:
         bad = P.motion_residual(code, consts, start, levels, self.revolute, t, qj, uj, uj_dot, velocity_level, g,
                                 self._x, self._work)
         if bad >= 0:
-            level = levels[bad]
-            raise undefined(self.laws[bad], 1 if (level == 0 and velocity_level) else level, t, qj[bad], uj[bad])
+            self._undefined(bad, levels[bad], velocity_level, t, qj, uj)
         return g
+
+    def _undefined(self, r, level, velocity_level, t, qj, uj):
+        raise undefined(self.laws[r], 1 if (level == 0 and velocity_level) else level, t, qj[r], uj[r])
+
+    def raise_undefined(self, r: int, kin, velocity_level: bool):
+        """The EvaluationError of motion r, whose law kernels.residual found undefined at kin."""
+        qj, uj, _ = self.coordinate(kin)
+        self._undefined(r, self.levels[r], velocity_level, kin.t, qj, uj)
 
     def evaluate(self, kin, velocity_level: bool):
         qj, uj, C = self.coordinate(kin)

@@ -1,5 +1,5 @@
-"""The generalized-α time loop as one compiled call, for models the fused residual covers
-(kernels.residual) with a Newton matrix small enough for a dense LU.
+"""The generalized-α time loop as one compiled call (kernels.residual covers every item type,
+motions included), for models with a Newton matrix small enough for a dense LU.
 
 On small models the Python step loop costs far more than the arithmetic (a numba call with the
 model's ~50 arrays costs ~8 µs to dispatch, the residual itself ~1 µs), so here predictor,
@@ -7,8 +7,8 @@ residuals, Newton matrix, LU, Newton iterations, step-size control and the senso
 run in one call over many steps (and the initial accelerations in another). It mirrors
 `Integrator.step` and the loop of `solve_dynamic` (both call the same kernels.newton_rules;
 tests/multibody/test_compiled_loop.py runs both on the same models); anything unusual (a
-singular matrix, a non-finite update) hands the state back to the Python loop, which owns the
-diagnostics.
+singular matrix, a non-finite update, a motion's law undefined) hands the state back to the
+Python loop, which owns the diagnostics.
 
 Numba's on-disk cache does not notice changes of the kernels these call (kernels.py, another
 file): after changing those, delete the cached `alpha_kernel.*` files (or touch this file).
@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from ..kernels import (CONVERGED, GIVE_UP, RESTART, jit, kinematics, newton_parameters, newton_rules,
+from ..kernels import (CONVERGED, GIVE_UP, RESTART, jit, kinematics, motion_rows, newton_parameters, newton_rules,
                        newton_update, residual, rigid_mass_matrices, rigid_quadratic_velocity_jacobians,
                        spring_jacobians, work)
 
@@ -32,10 +32,10 @@ STEP_INDEX, N_STEPS, GOOD_STEPS, ITERATIONS, JACOBIANS, JACOBIAN_REQUESTED, ROWS
 
 
 @jit
-def _residual(q, v, a, lam, velocity_level, model, kin, w):
-    """kinematics and residual at (q, v, a, λ); returns |r|."""
+def _residual(t, q, v, a, lam, velocity_level, model, kin, w):
+    """kinematics and residual at (t, q, v, a, λ); returns |r| (w.mo_bad >= 0: a motion's law is undefined)."""
     kinematics(q, v, model, kin)
-    residual(a, lam, velocity_level, model, kin, w)
+    residual(t, a, lam, velocity_level, model, kin, w)
     rq, rg = w.rq, w.rg
     s = 0.0
     for i in range(rq.shape[0]):
@@ -47,10 +47,11 @@ def _residual(q, v, a, lam, velocity_level, model, kin, w):
 
 
 @jit
-def _assemble(A, model, kin, w, mass_factor, k_factor, d_factor, level_factor, velocity_factor):
+def _assemble(A, model, kin, w, mass_factor, k_factor, d_factor, level_factor, velocity_factor,
+              acceleration_factor):
     """J̃ = mass_factor·M − k_factor·∂f/∂q − d_factor·∂f/∂v, C_qᵀ, level_factor·C_q (velocity_factor·C_q
-    for velocity-level rows) and the (λ, λ) diagonal of inactive joints, summed in the order of
-    System.newton_matrix_values."""
+    for velocity-level rows, acceleration_factor·C_q for acceleration-level motions) and the (λ, λ)
+    diagonal of inactive joints, summed in the order of System.newton_matrix_values."""
     m = model
     mcols, b_frame, b_cols, b_mass, b_com, b_inertia = m.mcols, m.b_frame, m.b_cols, m.b_mass, m.b_com, m.b_inertia
     s_m0, s_m1, s_k, s_d, s_L0, s_fa, s_voff, s_active = m.s_m0, m.s_m1, m.s_k, m.s_d, m.s_L0, m.s_fa, m.s_voff, \
@@ -147,6 +148,15 @@ def _assemble(A, model, kin, w, mass_factor, k_factor, d_factor, level_factor, v
                 A[c, row] += C
                 A[row, c] += C * level
         A[row, row] += 1.0 - act
+    for k in range(m.mo_m0.shape[0]):  # motions: always active
+        row = n2 + m.mo_ae[k]
+        level = m.mo_levels[k]
+        factor = level_factor if level == 0 else (velocity_factor if level == 1 else acceleration_factor)
+        for j in range(14):
+            c = m.mo_cols[k, j]
+            if c < n2:
+                A[c, row] += w.mo_C[k, j]
+                A[row, c] += w.mo_C[k, j] * factor
 
 
 @jit
@@ -219,7 +229,7 @@ def _factorize(fact, colmax, model, kin, w, method, h):
     c = (1.0 - alpha_f) / (1.0 - alpha_m)
     level = gamma / (beta * h) if index2 else 1.0
     A, piv, ptr, idx, val = fact
-    _assemble(A, model, kin, w, 1.0 / c, beta * h * h, gamma * h, level, gamma / (beta * h))
+    _assemble(A, model, kin, w, 1.0 / c, beta * h * h, gamma * h, level, gamma / (beta * h), 1.0 / (c * beta * h * h))
     return _lu_factor(A, piv, colmax, ptr, idx, val)
 
 
@@ -227,8 +237,8 @@ def _factorize(fact, colmax, model, kin, w, method, h):
 def _newton(t1, h, q, v, a, abar, qn, vn, an, lam, ahat, rhs, method, newton, max_it, model, kin, w, fact, colmax,
             istate):
     """One step t -> t + h as Integrator.step (Exudyn's Newton rules): (1 converged (qn, vn, an,
-    lam, abar updated) | 0 Newton failed | -1 hand back (singular matrix, non-finite update),
-    iterations)."""
+    lam, abar updated) | 0 Newton failed | -1 hand back (singular matrix, non-finite update, a
+    motion's law undefined), iterations)."""
     beta, gamma, alpha_m, alpha_f, newmark, index2 = method
     abs_tol, modified = newton[0], newton[5]  # newton: kernels.newton_parameters
     n2 = q.shape[0]
@@ -239,7 +249,9 @@ def _newton(t1, h, q, v, a, abar, qn, vn, an, lam, ahat, rhs, method, newton, ma
         ahat[i] = 0.0 if newmark else (alpha_f * a[i] - alpha_m * abar[i]) / (1.0 - alpha_m)
     vl = index2 != 0.0
     _predict(h, q, v, a, abar, qn, vn, an, lam, ahat, newmark, cq, cv, bh2, hg)
-    r0 = _residual(qn, vn, an, lam, vl, model, kin, w)
+    r0 = _residual(t1, qn, vn, an, lam, vl, model, kin, w)
+    if w.mo_bad[0] >= 0:
+        return -1, 0
     if not math.isfinite(r0):
         return 0, 0
     if r0 <= abs_tol:
@@ -262,7 +274,9 @@ def _newton(t1, h, q, v, a, abar, qn, vn, an, lam, ahat, rhs, method, newton, ma
                 return -1, it
         newton_update(qn, vn, an, lam, rhs, gamma / (beta * h), c * bh2, bh2)
         istate[ITERATIONS] += 1
-        rn = _residual(qn, vn, an, lam, vl, model, kin, w)
+        rn = _residual(t1, qn, vn, an, lam, vl, model, kin, w)
+        if w.mo_bad[0] >= 0:
+            return -1, it
         action, r0, r_prev, full, restarted, extra, new_jacobian = newton_rules(it, rn, r0, r_prev, full, restarted,
                                                                                 extra, newton)
         if new_jacobian:
@@ -275,7 +289,9 @@ def _newton(t1, h, q, v, a, abar, qn, vn, an, lam, ahat, rhs, method, newton, ma
             return 0, it
         if action == RESTART:
             _predict(h, q, v, a, abar, qn, vn, an, lam, ahat, newmark, cq, cv, bh2, hg)
-            _residual(qn, vn, an, lam, vl, model, kin, w)
+            _residual(t1, qn, vn, an, lam, vl, model, kin, w)
+            if w.mo_bad[0] >= 0:
+                return -1, it
     return 0, max_it
 
 
@@ -291,9 +307,11 @@ def _predict(h, q, v, a, abar, qn, vn, an, lam, ahat, newmark, cq, cv, bh2, hg):
 
 
 @jit
-def initial_accelerations(model, q, v, fact, x):
+def initial_accelerations(model, t, q, v, fact, x):
     """x = [q̈; λ] from [[M, C_qᵀ], [C_q, 0]] x = [f; -d/dt(C_q v)] as Integrator.initial_accelerations
-    (d/dt by central differences along v, the same steps); False if the matrix is singular."""
+    (d/dt by central differences along v, the same steps; the motions' rows by their laws' exact time
+    derivatives, Motions.rate_residual). Returns DONE, NEWTON_FAILED if the matrix is singular, or
+    HAND_BACK if a motion's law is undefined (the Python path reports it)."""
     n2, nae = q.shape[0], x.shape[0] - q.shape[0]
     kin, w = work(model, n2, nae)
     zero_a, zero_lam = np.zeros(n2), np.zeros(nae)
@@ -301,21 +319,26 @@ def initial_accelerations(model, q, v, fact, x):
     for i in range(n2):
         vmax = max(vmax, abs(v[i]))
     eps = 1e-5 / max(1.0, vmax)
-    _residual(q + eps * v, v, zero_a, zero_lam, True, model, kin, w)
+    _residual(t, q + eps * v, v, zero_a, zero_lam, True, model, kin, w)
     g_plus = w.rg.copy()
-    _residual(q - eps * v, v, zero_a, zero_lam, True, model, kin, w)
+    _residual(t, q - eps * v, v, zero_a, zero_lam, True, model, kin, w)
     g_minus = w.rg.copy()
-    _residual(q, v, zero_a, zero_lam, True, model, kin, w)  # r_q = M·0 - f + C_qᵀ·0
+    _residual(t, q, v, zero_a, zero_lam, True, model, kin, w)  # r_q = M·0 - f + C_qᵀ·0
+    if w.mo_bad[0] >= 0 or motion_rows(t, zero_a, np.full(model.mo_m0.shape[0], 2, np.int64), True, model, kin,
+                                       w) >= 0:
+        return HAND_BACK
     A, piv, ptr, idx, val = fact
-    _assemble(A, model, kin, w, 1.0, 0.0, 0.0, 1.0, 1.0)
+    _assemble(A, model, kin, w, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0)
     if not _lu_factor(A, piv, np.empty(n2 + nae), ptr, idx, val):
-        return False
+        return NEWTON_FAILED
     for i in range(n2):
         x[i] = -w.rq[i]
     for i in range(nae):
         x[n2 + i] = -((g_plus[i] - g_minus[i]) / (2 * eps))
+    for k in range(model.mo_m0.shape[0]):
+        x[n2 + model.mo_ae[k]] = -w.mo_g[k]
     _lu_solve(A, piv, ptr, idx, val, x)
-    return True
+    return DONE
 
 
 @jit
@@ -397,7 +420,7 @@ class CompiledLoop:
     @staticmethod
     def eligible(system, newton: dict) -> bool:
         limit = COMPILED_LOOP_MAX_UNKNOWNS if newton["useModifiedNewton"] else COMPILED_LOOP_MAX_UNKNOWNS_FULL_NEWTON
-        return system.fused and system.n <= limit
+        return system.n <= limit
 
     def __init__(self, system, method, ti: dict):
         s, nt = system, ti["newton"]
@@ -414,10 +437,14 @@ class CompiledLoop:
                      np.empty(n * n))
         self.rows = np.empty((ROWS_PER_CALL, 1 + 3 * s.n2 + s.nae))
 
-    def initial_accelerations(self, q, v):
-        """(q̈, λ) at the start, or None if the system is singular (Integrator.initial_accelerations)."""
+    def initial_accelerations(self, t, q, v, integ):
+        """(q̈, λ) at the start, or None if the system is singular (Integrator.initial_accelerations,
+        which reports a motion's undefined law)."""
         x = np.empty(self.system.n)
-        if not initial_accelerations(self.system.model, q, v, self.fact, x):
+        code = initial_accelerations(self.system.model, t, q, v, self.fact, x)
+        if code == HAND_BACK:
+            return integ.initial_accelerations(t, q, v)
+        if code == NEWTON_FAILED:
             return None
         return x[:self.system.n2], x[self.system.n2:]
 

@@ -234,7 +234,7 @@ def solve_dynamic(loaded, progress=None, cancel=None, compiled=True) -> Results:
         warnings += corrections
         ga = ti["generalizedAlpha"]
         if ga["computeInitialAccelerations"]:
-            init = (loop.initial_accelerations(q, v) if loop is not None
+            init = (loop.initial_accelerations(t0, q, v, integ) if loop is not None
                     else integ.initial_accelerations(t0, q, v))
             if init is None:
                 warnings.append({"code": "SingularInitialAccelerations", "item": None,

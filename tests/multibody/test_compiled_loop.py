@@ -10,9 +10,11 @@ import pytest
 from multibody.api import SimulationCanceled
 from multibody.model import load_model
 from multibody.solvers.alpha_kernel import CompiledLoop
-from multibody.solvers.generalized_alpha import solve_dynamic
+from multibody.solvers.generalized_alpha import Integrator, solve_dynamic
 
 from .conftest import CASES, EXAMPLES, load_json
+from .test_motion_laws import sliders
+from .test_motions import driven_block
 
 MODELS = {
     "mini": EXAMPLES / "mini",
@@ -27,6 +29,7 @@ MODELS = {
     "mass_point_spring": CASES / "mass_point_spring",  # mass points, Cartesian springs
     "coordinate_items": CASES / "coordinate_items",  # coordinate springs, constraints and loads
     "revolute_prismatic_testmodel": CASES / "revolute_prismatic_testmodel",  # body-fixed loads
+    "motion_sine": EXAMPLES / "motion_sine",  # a position-level motion
 }
 
 
@@ -68,6 +71,59 @@ def assert_same(compiled, python, rtol=1e-7):
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_compiled_loop_matches_the_python_loop(name):
     assert_same(*solve_both(model(name)))
+
+
+MOTIONS = {  # motions of every level, on prismatic and revolute joints, with laws of t, q and u
+    "velocity_of_q": {"motionType": "Custom", "level": "Velocity", "velocity": "0.3*cos(2*t)*(1 + 0.5*q)"},
+    "acceleration": {"motionType": "Custom", "level": "Acceleration", "acceleration": "-4*q + 0.1*u + sin(t)"},
+    "steady": {"motionType": "Steady", "u": 0.7},
+}
+
+
+@pytest.mark.parametrize("name", sorted(MOTIONS))
+def test_motions_match(name):
+    assert_same(*solve_both(driven_block(MOTIONS[name], force=1.5, steps=400)))
+
+
+def test_revolute_and_prismatic_motions_with_index2_constraints_match():
+    doc = sliders(2, {"motionType": "Sinusoid", "level": "Position", "amplitude": 0.2, "rate": 3.0})
+    doc["objects"][4]["objectType"] = "JointRevoluteZ"
+    doc["motions"][1] = {"motionType": "Custom", "level": "Acceleration", "acceleration": "-q - 0.2*u",
+                         "joint": "slider1", "name": "drive1"}
+    doc["simulationSettings"]["timeIntegration"]["generalizedAlpha"] = {"useIndex2Constraints": True,
+                                                                       "useNewmark": True}
+    for motion in ("drive0", "drive1"):
+        doc.setdefault("sensors", []).extend({"sensorType": "Motion", "motionNumber": motion, "outputVariableType": v}
+                                             for v in ("Coordinate", "Coordinate_tt", "Force"))
+    assert_same(*solve_both(doc))
+
+
+def undefined_law(law: str) -> dict:
+    doc = sliders(1, {"motionType": "Custom", "level": "Acceleration", "acceleration": law})
+    doc["simulationSettings"]["timeIntegration"].update(endTime=2.0, numberOfSteps=200)
+    return doc
+
+
+def test_a_law_undefined_during_the_run_is_reported_alike():
+    # a law of q, which validation cannot evaluate: undefined once q = t²/2 > 1
+    compiled, python = solve_both(undefined_law("1 + 1e-9*sqrt(1 - q)"))
+    assert compiled.error["code"] == "motion_evaluation"
+    assert_same(compiled, python)
+
+
+def test_a_law_undefined_at_the_start_is_reported_by_the_python_path():
+    # the rate sqrt(q) is 0 at the start (q = 0), its time derivative u/(2 sqrt(q)) is not
+    doc = sliders(1, {"motionType": "Custom", "level": "Velocity", "velocity": "sqrt(q)"})
+    calls, initial = [], Integrator.initial_accelerations
+
+    def spy(self, *args):
+        calls.append(1)
+        return initial(self, *args)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Integrator, "initial_accelerations", spy)
+        compiled = solve_dynamic(load_model(doc), compiled=True)
+    assert calls == [1] and compiled.error["code"] == "motion_evaluation"
+    assert compiled.error == solve_dynamic(load_model(doc), compiled=False).error
 
 
 @pytest.mark.parametrize("settings", [
