@@ -8,19 +8,20 @@ import numpy as np
 
 from .items import CONSTRAINT_GROUPS, FORCE_GROUPS
 from .output_kernels import empty_rows, row_bytes, row_kinematics
-from .rotations import cross, ep_rotation, matvec, tait_bryan_xyz
+from .rotations import cross, ep_rotation, homogeneous_transformation, matvec, tait_bryan_xyz
 from . import schema as S
 from .values import Problem, SensorSeries, did_you_mean
 
 EP_NODE_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration", "Coordinates", "Coordinates_t",
                    "Coordinates_tt", "CoordinatesTotal", "RotationMatrix", "Rotation", "AngularVelocity",
-                   "AngularVelocityLocal", "AngularAcceleration", "AngularAccelerationLocal")
+                   "AngularVelocityLocal", "AngularAcceleration", "AngularAccelerationLocal",
+                   "HomogeneousTransformation")
 POINT_GROUND_OUTPUTS = ("Position", "Displacement", "Velocity")
 POINT_NODE_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration", "Coordinates", "Coordinates_t",
                       "Coordinates_tt", "CoordinatesTotal")
 RIGID_BODY_OUTPUTS = ("Position", "Displacement", "Velocity", "VelocityLocal", "Acceleration", "RotationMatrix",
                       "Rotation", "AngularVelocity", "AngularVelocityLocal", "AngularAcceleration",
-                      "AngularAccelerationLocal")
+                      "AngularAccelerationLocal", "HomogeneousTransformation")
 POINT_BODY_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration")
 RIGID_MARKER_OUTPUTS = ("Position", "Velocity", "RotationMatrix", "Rotation", "AngularVelocity",
                         "AngularVelocityLocal")
@@ -236,6 +237,7 @@ class SensorSet:
             "AngularVelocityLocal": lambda: matvec(kin.fGbar[:, f], kin.theta_t[:, f]),
             "AngularAcceleration": lambda: matvec(kin.fG[:, f], acc[:, 3:]),
             "AngularAccelerationLocal": lambda: matvec(kin.fGbar[:, f], acc[:, 3:]),
+            "HomogeneousTransformation": lambda: homogeneous_transformation(kin.fA[:, f], kin.fpos[:, f]),
         }
         return table[var]()
 
@@ -259,6 +261,7 @@ class SensorSet:
             "AngularVelocity": lambda: kin.fomega[:, f], "AngularVelocityLocal": lambda: wbar,
             "AngularAcceleration": lambda: matvec(kin.fG[:, f], acc[:, 3:]),
             "AngularAccelerationLocal": lambda: alpha_bar,
+            "HomogeneousTransformation": lambda: homogeneous_transformation(A, kin.fpos[:, f] + r),  # at `local`
         }
         return table[var]()
 

@@ -75,3 +75,10 @@ def matvec(a: np.ndarray, x: np.ndarray) -> np.ndarray:
     """a x over leading axes, (...,m,n),(...,n) -> (...,m); through np.matmul, so one matrix
     gets the same round-off as a @ x."""
     return (a @ x[..., None])[..., 0]
+
+
+def homogeneous_transformation(rot: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """(...,4,4) homogeneous transformations [[rot, pos], [0, 1]] (Exudyn's output: row by row)."""
+    h = np.zeros(rot.shape[:-2] + (4, 4))
+    h[..., :3, :3], h[..., :3, 3], h[..., 3, 3] = rot, pos, 1.0
+    return h

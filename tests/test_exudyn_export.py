@@ -84,3 +84,39 @@ def test_export_reads_the_system_without_importing_exudyn():
     code = "import sys, mbserve.exudyn; print('exudyn' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_node_and_body_homogeneous_transformations_are_exudyns():
+    """A body tumbling under gravity: the 4x4 frame of its node, of a point on it and of the
+    ground, row by row, as Exudyn 1.13.6 writes them."""
+    from exudyn.utilities import InertiaCuboid, ObjectGround, SensorBody, SensorNode
+    sc = exu.SystemContainer()
+    mbs = sc.AddSystem()
+    ground = mbs.AddObject(ObjectGround(referencePosition=[0.5, 0, -1]))
+    body = mbs.CreateRigidBody(inertia=InertiaCuboid(1000, [1, 0.2, 0.3]), referencePosition=[1, 2, 3],
+                               initialVelocity=[0.1, 0, 0.2], initialAngularVelocity=[1, 2, 3],
+                               gravity=[0, -9.81, 0])
+    ht = exu.OutputVariableType.HomogeneousTransformation
+    sensors = [SensorNode(nodeNumber=mbs.GetObject(body)["nodeNumber"], outputVariableType=ht),
+               SensorBody(bodyNumber=body, localPosition=[0.5, 0.1, -0.2], outputVariableType=ht),
+               SensorBody(bodyNumber=ground, localPosition=[0, 1, 0], outputVariableType=ht)]
+    for sensor in sensors:
+        sensor.storeInternal = True
+        mbs.AddSensor(sensor)
+    mbs.Assemble()
+    settings = exu.SimulationSettings()
+    settings.timeIntegration.endTime, settings.timeIntegration.numberOfSteps = 1.0, 200
+    newton = settings.timeIntegration.newton  # both converged: the same discrete solution
+    newton.relativeTolerance = newton.absoluteTolerance = 1e-14
+    newton.useModifiedNewton = False
+    settings.timeIntegration.verboseMode = 0
+    settings.solution.file.write = False
+    ours = multibody.simulate(export(mbs, settings))
+    assert ours.status == "succeeded", ours.error
+    exu.SolveDynamic(mbs, settings)
+    for i, series in enumerate(ours.sensors.values()):
+        theirs = np.asarray(mbs.GetSensorStoredData(i))
+        assert series.columns[1:] == [f"H{r}{c}" for r in range(4) for c in range(4)]
+        assert theirs.shape == series.data.shape == (101, 17)  # a row per 0.01 s (the default sensor period)
+        assert np.abs(series.data - theirs).max() <= 1e-10, series.item
+        assert np.ptp(theirs[:, 1:], axis=0).max() > (0.5 if i < 2 else -1), "the body's frames turn and move"

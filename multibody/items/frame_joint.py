@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernels as K
-from ..rotations import matvec, tait_bryan_xyz
+from ..rotations import homogeneous_transformation, matvec, tait_bryan_xyz
 
 ROT_OUTPUTS = ("Position", "Velocity", "DisplacementLocal", "VelocityLocal", "Rotation", "AngularVelocityLocal",
                "ForceLocal", "TorqueLocal", "HomogeneousTransformation", "HomogeneousTransformationLocal")
@@ -87,14 +87,8 @@ class FrameJointGroup:
         if var == "AngularVelocityLocal":
             return matvec(A0T, kin.omega[:, m1] - kin.omega[:, m0])
         if var == "HomogeneousTransformation":
-            return _ht(A0, kin.pos[:, m0])
+            return homogeneous_transformation(A0, kin.pos[:, m0])
         if var == "HomogeneousTransformationLocal":
-            return _ht(A0T @ self.joint_frame(kin, k, 1), matvec(A0T, kin.pos[:, m1] - kin.pos[:, m0]))
+            return homogeneous_transformation(A0T @ self.joint_frame(kin, k, 1),
+                                              matvec(A0T, kin.pos[:, m1] - kin.pos[:, m0]))
         raise KeyError(var)
-
-
-def _ht(rot, pos) -> np.ndarray:
-    """(...,4,4) homogeneous transformations."""
-    h = np.zeros(rot.shape[:-2] + (4, 4))
-    h[..., :3, :3], h[..., :3, 3], h[..., 3, 3] = rot, pos, 1.0
-    return h
