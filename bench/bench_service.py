@@ -185,7 +185,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         env = {"MBSERVE_DATA_DIR": str(work / "embedded"), "MBSERVE_WORKER_CONCURRENCY": "2",
-               "MBSERVE_RATE_LIMIT_PER_MINUTE": "100000"}
+               "MBSERVE_RATE_LIMIT_PER_MINUTE": "100000", "MBSERVE_READ_RATE_LIMIT_PER_MINUTE": "100000"}
         noop_env = {"MBSERVE_DATA_DIR": str(work / "noop"), "BENCH_RESULT_BACKEND": f"file://{work / 'noop-results'}"}
         (work / "noop-results").mkdir()
         (work / "noop" / "broker").mkdir(parents=True)
@@ -205,6 +205,7 @@ def main() -> None:
             redis.Redis(db=13).flushdb()
             redis.Redis(db=12).flushdb()
             env = {"MBSERVE_DATA_DIR": str(work / "distributed"), "MBSERVE_RATE_LIMIT_PER_MINUTE": "100000",
+                   "MBSERVE_READ_RATE_LIMIT_PER_MINUTE": "100000",
                    "MBSERVE_DATABASE_URL": f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}",
                    "MBSERVE_BROKER_URL": "redis://127.0.0.1:6379/13"}
             noop_env = {"MBSERVE_DATA_DIR": str(work / "noop2"), "MBSERVE_BROKER_URL": "redis://127.0.0.1:6379/12",

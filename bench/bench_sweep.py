@@ -90,6 +90,7 @@ def mbserve_run(work: Path, n_k: int, n_d: int, minis: int) -> dict:
     db = f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
     env = {"MBSERVE_DATABASE_URL": db, "MBSERVE_BROKER_URL": f"redis://127.0.0.1:{port}/0",
            "MBSERVE_DATA_DIR": str(work / "data"), "MBSERVE_RATE_LIMIT_PER_MINUTE": "100000",
+           "MBSERVE_READ_RATE_LIMIT_PER_MINUTE": "100000",
            "MBSERVE_WORKER_CONCURRENCY": "2"}
     api_port = free_port()
     url = f"http://127.0.0.1:{api_port}"

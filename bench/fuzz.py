@@ -354,7 +354,8 @@ def fuzz(client: httpx.Client, schema, call_kwargs: dict, count: int, ids: dict 
 
 
 # ------------------------------------------------------------------ the two setups
-FUZZ_ENV = {"MBSERVE_RATE_LIMIT_PER_MINUTE": "100000000", "MBSERVE_WORKER_CONCURRENCY": "2",
+FUZZ_ENV = {"MBSERVE_RATE_LIMIT_PER_MINUTE": "100000000",
+            "MBSERVE_READ_RATE_LIMIT_PER_MINUTE": "100000000", "MBSERVE_WORKER_CONCURRENCY": "2",
             "MBSERVE_JOB_TIME_LIMIT": "30"}  # generated jobs may be long: they must not pile up for an hour
 
 

@@ -48,7 +48,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         env = {"MBSERVE_DATA_DIR": str(work / "data"), "MBSERVE_WORKER_CONCURRENCY": "2",
-               "MBSERVE_RATE_LIMIT_PER_MINUTE": "1000000"}
+               "MBSERVE_RATE_LIMIT_PER_MINUTE": "1000000",
+               "MBSERVE_READ_RATE_LIMIT_PER_MINUTE": "1000000"}
         db = None
         if args.embedded:
             database = f"sqlite:///{work / 'data' / 'mbserve.sqlite3'}"

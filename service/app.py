@@ -14,6 +14,7 @@ from . import errors, web
 from .api.routes import health, jobs, models, solution, sweeps, validate
 from .embedded import EmbeddedWorker
 from .events import JobWaiters
+from .api.deps import ReadLimited
 from .limits import BodyLimit, DisconnectWatch, RateLimiter
 
 log = logging.getLogger(__name__)
@@ -86,12 +87,15 @@ def create_app(settings: Settings | None = None, embedded_worker: bool = False) 
     app.state.settings = settings
     app.state.embedded_worker = embedded_worker
     app.state.rate_limiter = RateLimiter(settings.rate_limit_per_minute)
+    app.state.read_rate_limiter = RateLimiter(settings.read_rate_limit_per_minute, "GET requests",
+                                              "MBSERVE_READ_RATE_LIMIT_PER_MINUTE")
     app.state.waiters = JobWaiters(settings)
     app.openapi = lambda: app.openapi_schema or _openapi(app)
     errors.install(app)
     web.install(app)
-    for module in (models, validate, jobs, solution, sweeps, health):
-        app.include_router(module.router)
+    for module in (models, validate, jobs, solution, sweeps):
+        app.include_router(module.router, dependencies=[ReadLimited])
+    app.include_router(health.router)  # probes are not callers
     app.add_middleware(DisconnectWatch)
     app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
     # results and sensors are streamed: Starlette compresses chunk by chunk (never event streams)

@@ -205,10 +205,12 @@ def stored_rows(doc: dict) -> int | None:
 
 
 class RateLimiter:
-    """Token bucket per caller, in this process: `per_minute` requests, bursts up to that many."""
+    """Token bucket per caller, in this process: `per_minute` requests, bursts up to that many.
+    `what` and `setting` name the requests and the limit in the 429."""
 
-    def __init__(self, per_minute: int):
+    def __init__(self, per_minute: int, what: str = "POST requests", setting: str = "MBSERVE_RATE_LIMIT_PER_MINUTE"):
         self.rate, self.capacity = per_minute / 60.0, float(per_minute)
+        self.what, self.setting = what, setting
         self.buckets: dict[str, tuple[float, float]] = {}
         self.lock = threading.Lock()
 
@@ -220,8 +222,8 @@ class RateLimiter:
             if tokens < 1.0:
                 self.buckets[caller] = (tokens, now)
                 wait = math.ceil((1.0 - tokens) / self.rate)
-                raise ApiError(429, "rate_limited", f"more than {int(self.capacity)} POST requests per minute "
-                               "(MBSERVE_RATE_LIMIT_PER_MINUTE)", headers={"Retry-After": str(wait)})
+                raise ApiError(429, "rate_limited", f"more than {int(self.capacity)} {self.what} per minute "
+                               f"({self.setting})", headers={"Retry-After": str(wait)})
             self.buckets[caller] = (tokens - 1.0, now)
             if len(self.buckets) > 10_000:  # forget callers whose bucket has refilled anyway
                 full = now - self.capacity / self.rate

@@ -56,6 +56,7 @@ class Settings(BaseSettings):
     max_load_steps: int = 100_000  # staticSolver.numberOfLoadSteps (the core's: 1e6)
     max_nesting_depth: int = 32  # JSON nesting anywhere in a body, V* keys included (the core's: 64)
     rate_limit_per_minute: int = 600  # POST requests per key (or client) and minute
+    read_rate_limit_per_minute: int = 6_000  # GET requests under /v1 per key (or client) and minute
     max_list_limit: int = 200
 
     # sweeps: variations are sent in batches of sweep_batch_size jobs (one task runs them all); each

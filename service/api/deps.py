@@ -51,12 +51,25 @@ def get_owner(settings: SettingsDep, session: SessionDep,
 OwnerDep = Annotated[str, Depends(get_owner)]
 
 
+def _caller(request: Request, owner: str) -> str:
+    return owner if owner != ANONYMOUS else f"ip:{request.client.host if request.client else '-'}"
+
+
 def rate_limited(request: Request, owner: OwnerDep) -> None:
-    caller = owner if owner != ANONYMOUS else f"ip:{request.client.host if request.client else '-'}"
-    request.app.state.rate_limiter.check(caller)
+    request.app.state.rate_limiter.check(_caller(request, owner))
 
 
 RateLimited = Depends(rate_limited)
+
+
+def read_limited(request: Request, owner: OwnerDep) -> None:
+    """GETs have a bucket of their own (a long poll or an event stream counts once), POSTs
+    theirs (rate_limited)."""
+    if request.method in ("GET", "HEAD"):
+        request.app.state.read_rate_limiter.check(_caller(request, owner))
+
+
+ReadLimited = Depends(read_limited)
 
 
 def client_gone(request: Request) -> Callable[[], bool]:

@@ -17,7 +17,8 @@ REQUESTS = 2_000
 def test_two_thousand_generated_requests_get_no_5xx(settings, queued):
     from worker.runner import execute
     with fresh_database("mbserve_fuzz") as url:
-        s = settings.model_copy(update={"database_url": url, "rate_limit_per_minute": 10**8})
+        s = settings.model_copy(update={"database_url": url, "rate_limit_per_minute": 10**8,
+                                             "read_rate_limit_per_minute": 10**8})
         migrate(s.database)
         app = create_app(s)
         with TestClient(app, raise_server_exceptions=False) as client:

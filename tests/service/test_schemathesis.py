@@ -14,7 +14,8 @@ from store.config import Settings
 from store.db import migrate
 
 DATA = Path(tempfile.mkdtemp(prefix="mbserve-schemathesis-"))
-SETTINGS = Settings(data_dir=DATA, reconcile_seconds=0, rate_limit_per_minute=1_000_000)
+SETTINGS = Settings(data_dir=DATA, reconcile_seconds=0, rate_limit_per_minute=1_000_000,
+                    read_rate_limit_per_minute=1_000_000)
 SETTINGS.ensure_dirs()
 migrate(SETTINGS.database)
 schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(SETTINGS))

@@ -46,6 +46,7 @@ def test_1000_jobs_from_concurrent_clients_each_succeed_exactly_once(tmp_path, r
     body = {"model": example("mini"), "simulationSettings": {"timeIntegration": {"numberOfSteps": STEPS}}}
     with fresh_database("mbserve_load") as database:
         with distributed(tmp_path, database, redis_url, MBSERVE_RATE_LIMIT_PER_MINUTE="1000000",
+                         MBSERVE_READ_RATE_LIMIT_PER_MINUTE="1000000",
                          MBSERVE_RECONCILE_SECONDS="2", MBSERVE_LEASE_SECONDS="10",
                          MBSERVE_REQUEUE_AFTER_SECONDS="10") as cluster:
             share = [JOBS // CLIENTS + (i < JOBS % CLIENTS) for i in range(CLIENTS)]

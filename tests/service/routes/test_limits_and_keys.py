@@ -91,7 +91,27 @@ def test_rate_limit_on_post_is_429_with_retry_after(settings, queued, mini):
         assert codes == [201, 201, 201, 429]
         answer = client.post("/v1/jobs", json={"model": mini})
         assert answer.status_code == 429 and int(answer.headers["retry-after"]) >= 1
-        assert client.get("/v1/jobs").status_code == 200  # reads are not limited
+        assert client.get("/v1/jobs").status_code == 200  # reads have a bucket of their own
+
+
+def test_rate_limit_on_get_is_429_per_caller_and_apart_from_posts(settings, queued, mini):
+    s = settings.model_copy(update={"require_api_key": True})
+    with get_sessionmaker(s.database)() as session:
+        keys = {owner: create_key(session, owner) for owner in ("alice", "bob")}
+    with TestClient(create_app(s.model_copy(update={"read_rate_limit_per_minute": 4}))) as client:
+        alice, bob = auth(keys["alice"]), auth(keys["bob"])
+        model = client.post("/v1/models", json=mini, headers=alice).json()["id"]
+        job = client.post("/v1/jobs", json={"modelId": model}, headers=alice).json()["id"]
+        codes = [client.get(path, headers=alice).status_code
+                 for path in ("/v1/jobs", f"/v1/jobs/{job}", f"/v1/models/{model}", f"/v1/jobs/{job}/results", "/v1/jobs")]
+        assert codes[:3] == [200, 200, 200] and codes[4] == 429, codes  # [3]: 200 or 409, by the job's progress
+        answer = client.get(f"/v1/models/{model}", headers=alice)
+        assert answer.status_code == 429 and answer.json()["error"]["code"] == "rate_limited"
+        assert "MBSERVE_READ_RATE_LIMIT_PER_MINUTE" in answer.json()["error"]["message"]
+        assert int(answer.headers["retry-after"]) >= 1
+        assert client.get("/v1/jobs", headers=bob).status_code == 200  # another caller's bucket
+        assert client.post("/v1/models", json=mini, headers=alice).status_code == 201  # POSTs count apart
+        assert client.get("/healthz").status_code == 200  # probes are not limited
 
 
 def test_database_down_is_503(settings, queued):
