@@ -19,6 +19,10 @@ from .programs import motion_residual
 
 # error_model="numpy": a division by zero gives inf/nan as in numpy (the solvers check finiteness)
 jit = numba.njit(cache=True, nogil=True, boundscheck=False, error_model="numpy")
+# For the stages that take the model's named tuples: a compiled call increfs and decrefs every
+# array of its tuple arguments (~100 atomic operations per call), which cost far more than a
+# small model's arithmetic; inlined into their caller they cost nothing.
+jit_inline = numba.njit(cache=True, nogil=True, boundscheck=False, error_model="numpy", inline="always")
 
 
 class Model(NamedTuple):
@@ -181,7 +185,7 @@ def _ep_frame(th, A, G, Gb):
     Gb[2, 0], Gb[2, 1], Gb[2, 2], Gb[2, 3] = -2 * t3, 2 * t2, -2 * t1, 2 * t0
 
 
-@jit
+@jit_inline
 def kinematics(q, v, model, kin):
     """Frames of nodes and grounds, then markers (System.kinematics), into kin (allocated by the
     caller: returning 16 arrays from a compiled function costs more than the loops); q, v without
@@ -734,7 +738,7 @@ def motion_rows(t, a, levels, velocity_level, model, kin, w):
                            w.mo_g, w.mo_x, w.mo_work)
 
 
-@jit
+@jit_inline
 def applied_forces(model, kin, w, load_factor):
     """f(q, v, t) into w.f: loads, quadratic velocity terms, connector forces (System.applied_forces,
     the same order of summation)."""
@@ -797,7 +801,7 @@ def applied_forces(model, kin, w, load_factor):
         f += tmp
 
 
-@jit
+@jit_inline
 def residual(t, a, lam, velocity_level, model, kin, w):
     """The residual [M a - f + C_qᵀ λ; g] at time t (System.residual, one call instead of one per
     stage): the same kernels in the same order of summation as the per-group path. Writes w.rq,
