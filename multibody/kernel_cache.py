@@ -99,8 +99,11 @@ def kernels() -> tuple[Dispatcher, ...]:
             continue
         name = ".".join(("multibody",) + path.relative_to(PACKAGE).with_suffix("").parts)
         module = importlib.import_module(name.removesuffix(".__init__"))
+        # an inline="always" kernel has no machine code of its own (it is compiled into its callers,
+        # which are cached), so no cache file would ever make it fresh
         found += [v for v in vars(module).values()
-                  if isinstance(v, Dispatcher) and v.py_func.__module__ == module.__name__]
+                  if isinstance(v, Dispatcher) and v.py_func.__module__ == module.__name__
+                  and v.targetoptions.get("inline") != "always"]
     return tuple(found)
 
 
