@@ -7,7 +7,8 @@
 Items are Exudyn's own dictionaries (`mbs.GetNode(i)`, ...): arrays as lists, enums by name,
 indices as numbers; `simulationSettings` contributes the entries that differ from Exudyn's
 defaults. A Python user function cannot travel in a document: every one that is set is reported
-(item, parameter, its arguments) with the expression form to write instead, in one ExportError.
+(item, parameter, its arguments) with the expression form to write instead, in one ExportError,
+as are MainSystem user functions and GeneralContacts, which no item holds.
 Nothing here imports Exudyn: `export` reads the system it is given.
 """
 from __future__ import annotations
@@ -19,11 +20,17 @@ from typing import Any
 import numpy as np
 
 from multibody.settings import defaults as exudyn_default_settings
+from multibody.user_functions import expression_form, signature
 
 LISTS = (("nodes", "NumberOfNodes", "GetNode"), ("objects", "NumberOfObjects", "GetObject"),
          ("markers", "NumberOfMarkers", "GetMarker"), ("loads", "NumberOfLoads", "GetLoad"),
          ("sensors", "NumberOfSensors", "GetSensor"))
 NOT_EXPORTED = {"VgraphicsData"}  # drawing data: Exudyn returns a placeholder, not the data
+TYPE_KEYS = {"nodes": "nodeType", "objects": "objectType", "markers": "markerType", "loads": "loadType",
+             "sensors": "sensorType"}
+# MainSystem-level Python functions: the solver calls them, no item holds them
+SYSTEM_FUNCTIONS = ("PreStepUserFunction", "PostStepUserFunction", "PostNewtonUserFunction",
+                    "PreNewtonResidualUserFunction", "SystemJacobianUserFunction")
 
 
 class ExportError(ValueError):
@@ -58,16 +65,36 @@ def _json(value: Any, enum_prefix: bool) -> Any:
     raise ValueError(f"a {type(value).__name__} has no JSON form")
 
 
-def _user_function_problem(path: str, key: str, value: Any) -> str:
+def _user_function_problem(kind: str, item: dict, key: str, value: Any) -> str:
     function = value.get("function") if isinstance(value, dict) else value
     try:
-        arguments = [p for p in inspect.signature(function).parameters if p not in ("mbs", "itemNumber")]
+        own = list(inspect.signature(function).parameters)
     except (TypeError, ValueError):
-        arguments = ["t", "..."]
-    who = getattr(function, "__name__", "a function")
-    example = "a string over " + ", ".join(arguments) + ' (a list of strings for a vector), e.g. "0.1*sin(2*pi*t)"'
-    return (f"{key} is the Python function {who}({', '.join(['mbs', *arguments])}): a document cannot carry "
-            f"Python code; write it as an expression: {example}")
+        own = ["mbs", "t", "..."]
+    who = f"{getattr(function, '__name__', 'a function')}({', '.join(own)})"
+    sig = signature(kind, item.get(TYPE_KEYS[kind], ""), key)
+    if sig is None:
+        return f"{key} is the Python function {who}: a document cannot carry Python code, and {key} takes no " \
+               "expression in mbserve"
+    return f"{key} is the Python function {who}: a document cannot carry Python code; write it as an " \
+           f"expression: {expression_form(sig)}"
+
+
+def _system_problems(mbs) -> list[tuple[str, str]]:
+    """What the MainSystem holds outside its item lists, which a document cannot carry."""
+    problems = []
+    for name in SYSTEM_FUNCTIONS:
+        value = getattr(mbs, f"Get{name}", lambda: 0)()
+        if not (isinstance(value, (int, float)) and value == 0):
+            function = value.get("function") if isinstance(value, dict) else value
+            problems.append((f"mbs.Set{name}", f"the Python function {getattr(function, '__name__', '?')} is set "
+                             f"with mbs.Set{name}: a document cannot carry Python code, and mbserve has no "
+                             "system-level user functions (item user functions take expressions)"))
+    contacts = getattr(mbs, "NumberOfGeneralContacts", lambda: 0)()
+    if contacts:
+        problems.append(("mbs.AddGeneralContact", f"{contacts} GeneralContact(s) (mbs.AddGeneralContact): "
+                         "mbserve has no general contact"))
+    return problems
 
 
 def _item(kind: str, index: int, item: dict, problems: list[tuple[str, str]]) -> dict:
@@ -81,7 +108,7 @@ def _item(kind: str, index: int, item: dict, problems: list[tuple[str, str]]) ->
             if isinstance(value, (int, float)) and value == 0:  # not set
                 out[key] = 0
             else:
-                problems.append((path, _user_function_problem(path, key, value)))
+                problems.append((path, _user_function_problem(kind, item, key, value)))
             continue
         try:
             out[key] = _json(value, enum_prefix=False)
@@ -108,8 +135,10 @@ def _differences(settings: dict, default: dict) -> dict:
 def export(mbs, simulationSettings=None, solve: dict | None = None, name: str = "") -> dict:
     """`mbs` as a model document; `simulationSettings` (exu.SimulationSettings or its dictionary)
     gives the document's simulationSettings, `solve` its solve (default: Dynamic, GeneralizedAlpha).
-    Raises ExportError naming every item that cannot be written (a Python user function, ...)."""
-    problems: list[tuple[str, str]] = []
+    Raises ExportError naming every item that cannot be written (a Python user function, ...), and
+    what lies outside the items: MainSystem user functions (mbs.SetPreStepUserFunction, ...) and
+    GeneralContacts."""
+    problems = _system_problems(mbs)
     doc: dict[str, Any] = {"name": name}
     for kind, count, getter in LISTS:
         doc[kind] = [_item(kind, i, getattr(mbs, getter)(i), problems)

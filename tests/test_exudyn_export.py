@@ -75,7 +75,23 @@ def test_python_user_functions_are_errors_that_name_the_item_and_show_the_expres
     (path, message), = err.value.problems
     assert path == "loads[0] (load0).loadVectorUserFunction"
     assert "pull(mbs, t, load)" in message and "write it as an expression" in message
-    assert "a string over t, load" in message
+    assert 'a list of 3 strings (one per component) over t, loadVector[0], loadVector[1], loadVector[2]' in message
+
+
+def test_system_user_functions_and_general_contacts_are_errors_not_dropped():
+    doc = copy.deepcopy(example("mini"))
+    sc, mbs, settings = build(doc)
+
+    def before_step(mbs, t):
+        return True
+
+    mbs.SetPreStepUserFunction(before_step)
+    mbs.AddGeneralContact()
+    with pytest.raises(ExportError) as err:
+        export(mbs, settings)
+    paths = [path for path, _ in err.value.problems]
+    assert paths == ["mbs.SetPreStepUserFunction", "mbs.AddGeneralContact"]
+    assert "before_step" in err.value.problems[0][1] and "GeneralContact" in err.value.problems[1][1]
 
 
 def test_export_reads_the_system_without_importing_exudyn():
