@@ -32,7 +32,7 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from tests.support import free_port, start, stop, wait_http  # noqa: E402
+from tests.support import free_port, redis_server, start, stop, wait_http, wait_redis  # noqa: E402
 
 MINI = json.loads((ROOT.parent / "shared" / "examples" / "mini" / "model.json").read_text())
 
@@ -193,27 +193,26 @@ def main() -> None:
 
         try:
             import psycopg
-            import redis
-            redis.Redis(socket_timeout=2).ping()
             name = f"mbserve_bench_{secrets.token_hex(4)}"
             with psycopg.connect("host=127.0.0.1 user=postgres dbname=postgres", autocommit=True) as conn:
                 conn.execute(f'CREATE DATABASE "{name}"')
         except Exception as exc:
             print(f"\n[distributed] skipped: {exc}")
             return
+        redis_port = free_port()
+        redis = redis_server(redis_port)  # our own: the shared 127.0.0.1:6379 is never touched
         try:
-            redis.Redis(db=13).flushdb()
-            redis.Redis(db=12).flushdb()
+            wait_redis(redis_port)
             env = {"MBSERVE_DATA_DIR": str(work / "distributed"), "MBSERVE_RATE_LIMIT_PER_MINUTE": "100000",
                    "MBSERVE_READ_RATE_LIMIT_PER_MINUTE": "100000",
                    "MBSERVE_DATABASE_URL": f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}",
-                   "MBSERVE_BROKER_URL": "redis://127.0.0.1:6379/13"}
-            noop_env = {"MBSERVE_DATA_DIR": str(work / "noop2"), "MBSERVE_BROKER_URL": "redis://127.0.0.1:6379/12",
-                        "BENCH_RESULT_BACKEND": "redis://127.0.0.1:6379/12"}
+                   "MBSERVE_BROKER_URL": f"redis://127.0.0.1:{redis_port}/0"}
+            noop_env = {"MBSERVE_DATA_DIR": str(work / "noop2"), "MBSERVE_BROKER_URL": f"redis://127.0.0.1:{redis_port}/1",
+                        "BENCH_RESULT_BACKEND": f"redis://127.0.0.1:{redis_port}/1"}
             run_setup("distributed: PostgreSQL, Redis broker", env, ["--no-worker"], True, work, noop_env, args)
         finally:
-            redis.Redis(db=13).flushdb()
-            redis.Redis(db=12).flushdb()
+            redis.terminate()
+            redis.wait(timeout=10)
             with psycopg.connect("host=127.0.0.1 user=postgres dbname=postgres", autocommit=True) as conn:
                 conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 

@@ -21,7 +21,7 @@ from sqlalchemy import create_engine, text
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from tests.support import free_port, start, stop, wait_http  # noqa: E402
+from tests.support import free_port, redis_server, start, stop, wait_http, wait_redis  # noqa: E402
 
 MINI = json.loads((ROOT.parent / "shared" / "examples" / "mini" / "model.json").read_text())
 SMALL = {"model": MINI, "simulationSettings": {"timeIntegration": {"numberOfSteps": 10}}}
@@ -50,18 +50,19 @@ def main() -> None:
         env = {"MBSERVE_DATA_DIR": str(work / "data"), "MBSERVE_WORKER_CONCURRENCY": "2",
                "MBSERVE_RATE_LIMIT_PER_MINUTE": "1000000",
                "MBSERVE_READ_RATE_LIMIT_PER_MINUTE": "1000000"}
-        db = None
+        db = redis = None
         if args.embedded:
             database = f"sqlite:///{work / 'data' / 'mbserve.sqlite3'}"
         else:
             import psycopg
-            import redis
             db = f"mbserve_load_{secrets.token_hex(4)}"
             with psycopg.connect("host=127.0.0.1 user=postgres dbname=postgres", autocommit=True) as conn:
                 conn.execute(f'CREATE DATABASE "{db}"')
-            redis.Redis(db=11).flushdb()
+            redis_port = free_port()
+            redis = redis_server(redis_port)  # our own: the shared 127.0.0.1:6379 is never touched
+            wait_redis(redis_port)
             database = f"postgresql+psycopg://postgres@127.0.0.1:5432/{db}"
-            env |= {"MBSERVE_DATABASE_URL": database, "MBSERVE_BROKER_URL": "redis://127.0.0.1:6379/11"}
+            env |= {"MBSERVE_DATABASE_URL": database, "MBSERVE_BROKER_URL": f"redis://127.0.0.1:{redis_port}/0"}
         port = free_port()
         url = f"http://127.0.0.1:{port}"
         procs = [start(["mbserve.cli", "serve", "--port", str(port), *([] if args.embedded else ["--no-worker"])],
@@ -83,6 +84,9 @@ def main() -> None:
         finally:
             for p in procs:
                 stop(p)
+            if redis:
+                redis.terminate()
+                redis.wait(timeout=10)
             if db:
                 import psycopg
                 with psycopg.connect("host=127.0.0.1 user=postgres dbname=postgres", autocommit=True) as conn:

@@ -218,7 +218,7 @@ class _Checker:
         self.check_names()
         settings, sp = settings_mod.resolve(self.doc.simulationSettings)
         self.settings = settings
-        self.problems += [Problem(p, m) for p, m in sp]
+        self.problems += [Problem(p, m, limit=limit[0] if limit else None) for p, m, *limit in sp]
         self.check_solve()
         for stage in (self.resolve_bodies, self.resolve_markers, self.resolve_connectors, self.resolve_loads,
                       self.resolve_sensors):

@@ -147,9 +147,10 @@ def _merge(user: Any, default: dict, path: str, problems: list[tuple[str, str]])
     return out
 
 
-def resolve(user: Any, path: str = "simulationSettings") -> tuple[dict, list[tuple[str, str]]]:
-    """Exudyn's defaults overlaid with the user's settings, and the problems found."""
-    problems: list[tuple[str, str]] = []
+def resolve(user: Any, path: str = "simulationSettings") -> tuple[dict, list[tuple]]:
+    """Exudyn's defaults overlaid with the user's settings, and the problems found: (path,
+    message), or (path, message, limit) for a count over one of the core's bounds."""
+    problems: list[tuple] = []
     user = _canonical({} if user is None else user, path, problems)
     merged = _merge(user, defaults(), path, problems)
     ti = merged["timeIntegration"]
@@ -159,7 +160,8 @@ def resolve(user: Any, path: str = "simulationSettings") -> tuple[dict, list[tup
     if steps < 1 or abs(steps - round(steps)) > 1e-10 * max(1.0, steps):
         problems.append((f"{path}.timeIntegration.numberOfSteps", f"must be a positive whole number, got {steps!r}"))
     elif steps > MAX_STEPS:
-        problems.append((f"{path}.timeIntegration.numberOfSteps", f"{steps:g} steps; the limit is {MAX_STEPS}"))
+        problems.append((f"{path}.timeIntegration.numberOfSteps", f"{steps:g} steps; the limit is {MAX_STEPS}",
+                         "multibody.settings.MAX_STEPS"))
     if merged["solution"]["sensors"]["writePeriod"] <= 0:
         problems.append((f"{path}.solution.sensors.writePeriod", "must be positive"))
     ga = ti["generalizedAlpha"]
@@ -177,7 +179,8 @@ def resolve(user: Any, path: str = "simulationSettings") -> tuple[dict, list[tup
         problems.append((f"{path}.staticSolver.numberOfLoadSteps", "must be at least 1"))
     elif ss["numberOfLoadSteps"] > MAX_LOAD_STEPS:
         problems.append((f"{path}.staticSolver.numberOfLoadSteps",
-                         f"{ss['numberOfLoadSteps']:g} load steps; the limit is {MAX_LOAD_STEPS}"))
+                         f"{ss['numberOfLoadSteps']:g} load steps; the limit is {MAX_LOAD_STEPS}",
+                         "multibody.settings.MAX_LOAD_STEPS"))
     if ss["loadStepDuration"] <= 0:
         problems.append((f"{path}.staticSolver.loadStepDuration", "must be positive"))
     return merged, problems

@@ -43,9 +43,12 @@ def nested(depth: int):
                                                ("staticSolver", "numberOfLoadSteps", settings_mod.MAX_LOAD_STEPS)])
 @pytest.mark.parametrize("factor", [10, 1e21])
 def test_step_counts_over_the_core_limit_are_problems(mini, section, key, limit, factor):
-    """Finding 1 and 6: 1e9 load steps and 1e12..1e30 steps were accepted."""
+    """Finding 1 and 6: 1e9 load steps and 1e12..1e30 steps were accepted. The problem names its
+    bound (a caller answers limit_exceeded for it, not model_invalid)."""
     doc = multibody.merge_settings(mini, {section: {key: limit * factor}})
     assert f"the limit is {limit}" in problems(doc)[f"simulationSettings.{section}.{key}"]
+    [problem] = multibody.validate_document(doc).problems
+    assert problem.limit == f"multibody.settings.{'MAX_STEPS' if section == 'timeIntegration' else 'MAX_LOAD_STEPS'}"
     assert not problems(multibody.merge_settings(mini, {section: {key: limit}}))
 
 

@@ -2,7 +2,8 @@
 pool process, so "the same worker process" is checkable): a solve that blows up ends `failed`
 with its reason, a job over the wall-time limit ends `failed` with code `time_limit`, and in
 both cases that same process runs the next job; concurrent POSTs with one Idempotency-Key
-make one job."""
+make one job; a job over one of the core's own bounds, which the API did not check, ends
+`failed` with code `limit_exceeded`."""
 import copy
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -82,6 +83,40 @@ def test_a_job_over_the_wall_time_limit_fails_with_code_time_limit(client, clust
     assert TIME_LIMIT <= ran.total_seconds() < TIME_LIMIT + 10, ran
     results = client.get(f"/v1/jobs/{job['id']}/results")
     assert results.status_code == 200 and results.json()["error"]["code"] == "time_limit"
+    then_the_same_process_runs_a_job(client, cluster, before)
+
+
+def test_a_job_over_a_core_limit_fails_with_limit_exceeded_and_the_worker_goes_on(client, cluster, postgres_url,
+                                                                                   redis_url):
+    """The API checks a job against the core it runs; a job it did not check (stored before an
+    upgrade lowered a bound; here written to the database directly) asks for more steps than the
+    core's MAX_STEPS. The worker fails it cleanly: code limit_exceeded naming the bound and the
+    path, one claim, no results row; the same process runs the next job."""
+    import multibody
+    from multibody.settings import MAX_STEPS
+    from store import jobs, queue
+    from store.config import Settings
+    from store.db import get_sessionmaker
+    from store.models import Job, Result
+
+    before = pool_processes(cluster["worker"])
+    settings = Settings(database_url=postgres_url, broker_url=redis_url, data_dir=cluster["data"] / "data")
+    doc = example("mini")
+    with get_sessionmaker(settings.database)() as session:
+        model = jobs.store_model(session, "anonymous", doc, multibody.validate_document(doc))
+        job_id = jobs.create_job(session, "anonymous", model.id,
+                                 {"timeIntegration": {"numberOfSteps": 2 * MAX_STEPS}}).id
+        queue.dispatch(settings, session, [job_id])
+    done = wait_job(client, job_id)
+    assert done["status"] == "failed", done
+    assert done["error"]["code"] == "limit_exceeded", done["error"]
+    assert f"the limit is {MAX_STEPS}" in done["error"]["message"]
+    assert [d["path"] for d in done["error"]["detail"]] == ["simulationSettings.timeIntegration.numberOfSteps"]
+    with get_sessionmaker(settings.database)() as session:
+        assert session.get(Job, job_id).attempts == 1
+        assert session.get(Result, job_id) is None
+    results = client.get(f"/v1/jobs/{job_id}/results")
+    assert results.status_code == 200 and results.json()["error"] == done["error"]
     then_the_same_process_runs_a_job(client, cluster, before)
 
 
