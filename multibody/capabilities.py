@@ -2,17 +2,17 @@
 below the model layer (they import no solver)."""
 from __future__ import annotations
 
+from .items import EXPLICIT_RULES
 from .solvers.tableaus import TABLEAUS
 from .values import Problem
 
 SUPPORTED_DYNAMIC = ("GeneralizedAlpha", "TrapezoidalIndex2", *TABLEAUS)
-JOINT_TYPES = ("JointPrismaticX", "JointRevoluteZ", "JointSpherical", "JointGeneric")
 
 
 def explicit_solver_problems(doc, settings: dict, names: dict, refs: dict) -> list[Problem]:
     """What Exudyn's explicit solvers refuse (see solvers/explicit.py), as problems at solve.solverType:
     Euler-parameter nodes, and with eliminateConstraints every constraint but a ConnectorCoordinate
-    between a ground-node coordinate and a node coordinate;
+    between a ground-node coordinate and a node coordinate (the item declarations' `explicit`);
     `refs` are the resolved references ((list, index, field) -> index)."""
     if doc.solve.type != "Dynamic" or doc.solve.solverType not in TABLEAUS:
         return []
@@ -27,11 +27,12 @@ def explicit_solver_problems(doc, settings: dict, names: dict, refs: dict) -> li
         return problems
     bad = []
     for i, o in enumerate(doc.objects):
-        if o.objectType == "ConnectorCoordinate":
+        rule = EXPLICIT_RULES.get(o.objectType)
+        if rule == "eliminate":
             nodes = [refs.get(("markers", m, "nodeNumber")) for m in refs.get(("objects", i, "markerNumbers")) or []]
             if sum(n is not None and doc.nodes[n].nodeType == "PointGround" for n in nodes) != 1:
                 bad.append(names["objects"][i])
-        elif o.objectType in JOINT_TYPES:
+        elif rule == "refuse":
             bad.append(names["objects"][i])
     if bad:
         problems.append(Problem("solve.solverType", f"{solver} cannot solve the constraints of {', '.join(bad)}: "

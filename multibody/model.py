@@ -17,6 +17,8 @@ from . import schema as S
 from . import settings as settings_mod
 from .capabilities import SUPPORTED_DYNAMIC, explicit_solver_problems
 from .convenience import expand_convenience
+from .items import BODY_NODES, CONNECTOR_MARKERS, MARKER_BODIES, MOTION_JOINTS
+from .items.declaration import COORDINATE_MARKERS, POSITION_MARKERS, RIGID_MARKERS
 from .limits import json_shape
 from .motions import BASE_FIELD, EXPRESSION_FIELDS, MotionError, undefined_on_grid
 from .outputs import check_sensor_outputs
@@ -26,29 +28,13 @@ from .values import ExpressionLimits, ModelInvalid, Problem, SimulationCanceled,
 
 TIME_CHECKS = 10_000  # at most this many intervals of the time span, where each law of t is evaluated
 
-# what a reference must point at: item type names, per list
-BODY_TYPES = {"RigidBody", "MassPoint", "Ground"}
-RIGID_MARKERS = {"BodyRigid", "NodeRigid"}
-POSITION_MARKERS = {"BodyRigid", "BodyPosition", "NodeRigid", "NodePosition"}
-COORDINATE_MARKERS = {"NodeCoordinate"}
-CONNECTOR_MARKERS = {  # object type -> (allowed marker types, what to call them)
-    "JointPrismaticX": (RIGID_MARKERS, "rigid-body markers (BodyRigid, NodeRigid)"),
-    "JointRevoluteZ": (RIGID_MARKERS, "rigid-body markers (BodyRigid, NodeRigid)"),
-    "JointGeneric": (RIGID_MARKERS, "rigid-body markers (BodyRigid, NodeRigid)"),
-    "JointSpherical": (POSITION_MARKERS, "position markers"),
-    "ConnectorSpringDamper": (POSITION_MARKERS, "position markers"),
-    "ConnectorCartesianSpringDamper": (POSITION_MARKERS, "position markers"),
-    "ConnectorCoordinateSpringDamper": (COORDINATE_MARKERS, "NodeCoordinate markers"),
-    "ConnectorCoordinate": (COORDINATE_MARKERS, "NodeCoordinate markers"),
-}
+# what a reference must point at: item type names, per list (objects: from the item declarations)
 LOAD_MARKERS = {
     "ForceVector": (POSITION_MARKERS, "a position marker"),
     "TorqueVector": (RIGID_MARKERS, "a rigid-body marker (BodyRigid, NodeRigid)"),
     "MassProportional": ({"BodyMass"}, "a BodyMass marker"),
     "Coordinate": (COORDINATE_MARKERS, "a NodeCoordinate marker"),
 }
-MARKER_BODIES = {"BodyRigid": {"RigidBody", "Ground"}, "BodyPosition": BODY_TYPES,  # marker type -> objects
-                 "BodyMass": {"RigidBody", "MassPoint"}}
 MARKER_NODES = {"NodeRigid": {"RigidBodyEP"}, "NodePosition": {"RigidBodyEP", "Point", "PointGround"},  # -> nodes
                 "NodeCoordinate": {"RigidBodyEP", "Point", "PointGround"}}
 NODE_COORDINATES = {"RigidBodyEP": 7, "Point": 3, "PointGround": 0}
@@ -302,10 +288,11 @@ class _Checker:
     def resolve_bodies(self) -> None:
         for i, obj in self.items("objects"):
             t = obj.objectType
-            if t in ("RigidBody", "MassPoint"):
-                want = "RigidBodyEP" if t == "RigidBody" else "Point"
+            if BODY_NODES.get(t):
+                want = BODY_NODES[t]
                 self.refs[("objects", i, "nodeNumber")] = self.lookup("objects", i, ".nodeNumber", "nodes",
-                                                                      obj.nodeNumber, {want}, f"a {want} node")
+                                                                      obj.nodeNumber, want,
+                                                                      f"a {' or '.join(sorted(want))} node")
                 if "mass" not in obj.model_fields_set:
                     self.problem("objects", i, ".mass", f"missing: a {t} needs a positive mass")
                 elif obj.mass <= 0:
@@ -378,9 +365,9 @@ class _Checker:
         for i, sensor in self.items("sensors"):
             key, target = targets[sensor.sensorType]
             ref = getattr(sensor, key)
-            allowed = BODY_TYPES if sensor.sensorType == "Body" else None
+            allowed = set(BODY_NODES) if sensor.sensorType == "Body" else None
             idx = self.lookup("sensors", i, f".{key}", target, ref, allowed,
-                              "a body: RigidBody, MassPoint, Ground" if allowed else "")
+                              f"a body: {', '.join(sorted(allowed))}" if allowed else "")
             self.refs[("sensors", i, key)] = idx
 
     def resolve_motions(self) -> list:
@@ -398,8 +385,8 @@ class _Checker:
             if spec is None:  # schema problems of its own
                 joints.append(None)
                 continue
-            joint = self.lookup("motions", i, ".joint", "objects", spec.joint, {"JointPrismaticX", "JointRevoluteZ"},
-                                "a JointPrismaticX or JointRevoluteZ (a joint with one free coordinate)")
+            joint = self.lookup("motions", i, ".joint", "objects", spec.joint, set(MOTION_JOINTS),
+                                f"a {' or '.join(MOTION_JOINTS)} (a joint with one free coordinate)")
             if joint is not None and joint in on_joint:
                 self.problem("motions", i, ".joint", f"{self.names['objects'][joint]} already has a motion "
                                                      f"(motions[{on_joint[joint]}]); a coordinate takes one motion")

@@ -6,7 +6,7 @@ from functools import partial
 
 import numpy as np
 
-from .items import CONSTRAINT_GROUPS, FORCE_GROUPS
+from .items import OBJECT_OUTPUTS, of_role
 from .output_kernels import empty_rows, row_bytes, row_kinematics
 from .rotations import cross, ep_rotation, homogeneous_transformation, matvec, tait_bryan_xyz
 from . import schema as S
@@ -19,10 +19,6 @@ EP_NODE_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration", "Coor
 POINT_GROUND_OUTPUTS = ("Position", "Displacement", "Velocity")
 POINT_NODE_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration", "Coordinates", "Coordinates_t",
                       "Coordinates_tt", "CoordinatesTotal")
-RIGID_BODY_OUTPUTS = ("Position", "Displacement", "Velocity", "VelocityLocal", "Acceleration", "RotationMatrix",
-                      "Rotation", "AngularVelocity", "AngularVelocityLocal", "AngularAcceleration",
-                      "AngularAccelerationLocal", "HomogeneousTransformation")
-POINT_BODY_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration")
 RIGID_MARKER_OUTPUTS = ("Position", "Velocity", "RotationMatrix", "Rotation", "AngularVelocity",
                         "AngularVelocityLocal")
 POSITION_MARKER_OUTPUTS = ("Position", "Velocity")
@@ -45,12 +41,10 @@ def columns(var: str, n: int) -> list[str]:
     return ["time"] + [f"{var}{i}" for i in range(n)]
 
 
-BODY_TYPES = ("RigidBody", "MassPoint", "Ground")  # objects whose sensors are body sensors
 MOTION_OUTPUTS = ("Coordinate", "Coordinate_t", "Coordinate_tt", "Force")
 OUTPUT_VARIABLES: dict[str, dict[str, tuple[str, ...]]] = {  # list -> item type -> its output variables
     "nodes": {"RigidBodyEP": EP_NODE_OUTPUTS, "Point": POINT_NODE_OUTPUTS, "PointGround": POINT_GROUND_OUTPUTS},
-    "objects": {"Ground": RIGID_BODY_OUTPUTS, "RigidBody": RIGID_BODY_OUTPUTS, "MassPoint": POINT_BODY_OUTPUTS,
-                **{cls.OBJECT_TYPE: cls.OUTPUTS for cls in CONSTRAINT_GROUPS + FORCE_GROUPS}},
+    "objects": OBJECT_OUTPUTS,
     "markers": {"BodyRigid": RIGID_MARKER_OUTPUTS, "NodeRigid": RIGID_MARKER_OUTPUTS,
                 "BodyPosition": POSITION_MARKER_OUTPUTS, "NodePosition": POSITION_MARKER_OUTPUTS,
                 "BodyMass": POSITION_MARKER_OUTPUTS, "NodeCoordinate": COORDINATE_MARKER_OUTPUTS},
@@ -62,12 +56,17 @@ SENSOR_TARGETS = {"Node": ("nodeNumber", "nodes"), "Object": ("objectNumber", "o
                   "Load": ("loadNumber", "loads"), "Motion": ("motionNumber", "motions")}
 
 
+def body_types() -> set[str]:
+    """The object types whose sensors are body sensors."""
+    return {t.name for t in of_role("body")}
+
+
 def sensor_output_variables(sensor_type: str) -> tuple[str, ...]:
     """Every output variable a sensor of this type can have (over the item types it can read)."""
     key, target = SENSOR_TARGETS[sensor_type]
     types = OUTPUT_VARIABLES[target]
     if sensor_type == "Body":
-        types = {t: v for t, v in types.items() if t in BODY_TYPES}
+        types = {t: v for t, v in types.items() if t in body_types()}
     return tuple(dict.fromkeys(v for variables in types.values() for v in variables))
 
 
@@ -180,7 +179,7 @@ class SensorSet:
         """Node, Body and Load sensors (and Object sensors of bodies) read frames only."""
         if sensor.sensorType == "Object":
             obj = self.loaded.ref("sensors", i, "objectNumber")
-            return self.loaded.document.objects[obj].objectType not in BODY_TYPES
+            return self.loaded.document.objects[obj].objectType not in body_types()
         return sensor.sensorType in ("Marker", "Motion")
 
     # ------------------------------------------------------------------------ values
@@ -193,7 +192,7 @@ class SensorSet:
         if t == "Node":
             node = ref("nodeNumber")
             return lambda kin, lam: self.node_output(node, var, kin)
-        if t == "Body" or (t == "Object" and loaded.document.objects[ref("objectNumber")].objectType in BODY_TYPES):
+        if t == "Body" or (t == "Object" and loaded.document.objects[ref("objectNumber")].objectType in body_types()):
             obj = ref("bodyNumber" if t == "Body" else "objectNumber")
             if loaded.document.objects[obj].objectType == "Ground":
                 f, coords = s.frame_of_ground[obj], slice(0, 0)

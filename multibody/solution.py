@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .items import EXUDYN_MULTIPLIERS
 from .outputs import SensorSet, WriteSchedule
 from .settings import explicit
 
-AE_SLOTS = {"JointGeneric": 6, "JointSpherical": 3}  # Exudyn's multipliers per item, where ours are fewer
 HEADLINES = {"implicit": "implicit second order time integration solver",
              "static": "nonlinear static solver static solver"}
 
@@ -96,7 +96,7 @@ def exudyn_ae_order(system) -> np.ndarray:
         if slots is None:
             order += [int(i) for i in g.ae[k]]
         else:
-            full = [-1] * AE_SLOTS[system.loaded.document.objects[obj].objectType]
+            full = [-1] * EXUDYN_MULTIPLIERS[system.loaded.document.objects[obj].objectType]
             for slot, i in zip(slots, g.ae[k]):
                 full[slot] = int(i)
             order += full

@@ -19,11 +19,12 @@ import numpy as np
 from . import kernels as K
 from . import rotations as R
 from . import schema as S
-from .items import CONSTRAINT_GROUPS, FORCE_GROUPS
-from .items.coordinate_connectors import CoordinateConstraints
+from .items import constraint_groups, force_groups
+from .items.coordinate_connectors import CoordinateConstraints, CoordinateSpringDampers
 from .items.bodies import EPNormalization, MassPoints, RigidBodies
 from .items.frame_joint import FrameJointGroup
 from .items.loads import Loads
+from .items.spring_damper import CartesianSpringDampers, SpringDampers
 from .items.motion_constraints import Motions
 from .kinematics import Kinematics, empty_kinematics
 
@@ -110,12 +111,12 @@ class System:
         self.bodies = RigidBodies(self)
         self.mass_points = MassPoints(self)
         self.loads = Loads(self)
-        self.forces = [cls(self) for cls in FORCE_GROUPS]
+        self.forces = [cls(self) for cls in force_groups()]
         self.forces = [g for g in self.forces if g.size]
         self.ae_offset = 0
         self.ep_constraints = EPNormalization(self)
         self.motions = Motions(self)
-        self.constraints = [self.ep_constraints] + [g for cls in CONSTRAINT_GROUPS for g in cls.groups(self)] + [self.motions]
+        self.constraints = [self.ep_constraints] + [g for cls in constraint_groups() for g in cls.groups(self)] + [self.motions]
         self.constraints = [g for g in self.constraints if g.size]
         self.nae = self.ae_offset
         self.all_active = [bool(g.active.all()) for g in self.constraints]
@@ -134,7 +135,8 @@ class System:
 
         def group(cls, groups):  # the model's group of a type (an empty one if it has none)
             return next((g for g in groups if isinstance(g, cls)), None) or cls(self)
-        springs, cartesian, cspring = (group(cls, self.forces) for cls in FORCE_GROUPS)
+        springs, cartesian, cspring = (group(cls, self.forces) for cls in (SpringDampers, CartesianSpringDampers,
+                                                                          CoordinateSpringDampers))
         cc = group(CoordinateConstraints, self.constraints)
         kinds = {"ForceVector": 0, "MassProportional": 0, "TorqueVector": 1, "Coordinate": 2}
         lv = [v if t != "Coordinate" else np.stack([v, 0 * v, 0 * v], axis=1) for t, (_, _, v, _) in lg.items()]

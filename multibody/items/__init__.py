@@ -1,16 +1,90 @@
-"""Item types, one module each; the registries below are what the system compiles.
+"""Item types, one module each; every registry of object types is derived from their declarations.
 
-Each group handles all items of its type at once (vectorized). Constraint groups provide
-`evaluate(kin, velocity_level) -> (g, C)` with index arrays `ae`, `cols`, `active`; force
-groups provide `generalized(kin)` and `jacobian_values(kin)`; both provide `output(kin, k, var, ...)`,
-a sensor's values over the rows of a chunk (kin: their kinematics, with a leading row axis).
-A constraint type's `groups(system)` compiles its items into one group, or one per distinct row set.
+Each module declares `ITEMS`, a tuple of declaration.ItemType (schema class, role, markers or
+nodes, outputs, explicit-solver rule, motion coordinate) with the group class that compiles all
+items of the type at once (vectorized). Constraint groups provide `evaluate(kin, velocity_level)
+-> (g, C)` with index arrays `ae`, `cols`, `active`; force groups provide `generalized(kin)` and
+`jacobian_values(kin)`; both provide `output(kin, k, var, ...)`, a sensor's values over the rows
+of a chunk (kin: their kinematics, with a leading row axis). A constraint type's `groups(system)`
+compiles its items into one group, or one per distinct row set. To add a type: its module, and
+its name in MODULES.
 """
-from .coordinate_connectors import CoordinateConstraints, CoordinateSpringDampers
-from .joint_generic import JointGeneric, JointSpherical
-from .joint_prismatic_x import JointPrismaticX
-from .joint_revolute_z import JointRevoluteZ
-from .spring_damper import CartesianSpringDampers, SpringDampers
+from __future__ import annotations
 
-CONSTRAINT_GROUPS = [JointPrismaticX, JointRevoluteZ, JointSpherical, JointGeneric, CoordinateConstraints]
-FORCE_GROUPS = [SpringDampers, CartesianSpringDampers, CoordinateSpringDampers]
+from collections.abc import Mapping
+from typing import Callable
+
+from . import bodies, coordinate_connectors, joint_generic, joint_prismatic_x, joint_revolute_z, spring_damper
+from .declaration import MARKER_KINDS, ItemType
+
+# the order is that of the compiled model: λ indices, and the sums of forces
+MODULES = [bodies, joint_prismatic_x, joint_revolute_z, joint_generic, spring_damper, coordinate_connectors]
+OBJECT_TYPES: dict[str, ItemType] = {}  # objectType -> its declaration, in the order of MODULES
+
+
+_version = [0]  # bumped by register: derived tables recompute
+
+
+def register(item: ItemType) -> None:
+    """Add a declaration (the modules of MODULES at import; a test's own item type at its start)."""
+    if item.name in OBJECT_TYPES:
+        raise ValueError(f"item type {item.name} is declared twice")
+    OBJECT_TYPES[item.name] = item
+    _version[0] += 1
+
+
+class Derived(Mapping):
+    """A registry table made from the declarations, remade when a type is registered later."""
+
+    def __init__(self, make: Callable[[], dict]):
+        self._make, self._seen, self._table = make, -1, {}
+
+    def _current(self) -> dict:
+        if self._seen != _version[0]:
+            self._table, self._seen = self._make(), _version[0]
+        return self._table
+
+    def __getitem__(self, key):
+        return self._current()[key]
+
+    def __iter__(self):
+        return iter(self._current())
+
+    def __len__(self) -> int:
+        return len(self._current())
+
+
+for _module in MODULES:
+    for _item in _module.ITEMS:
+        register(_item)
+
+
+def of_role(role: str) -> list[ItemType]:
+    return [t for t in OBJECT_TYPES.values() if t.role == role]
+
+
+def constraint_groups() -> list[type]:
+    """The group classes of the constraint types, in declaration order."""
+    return list(dict.fromkeys(t.group for t in of_role("constraint")))
+
+
+def force_groups() -> list[type]:
+    return list(dict.fromkeys(t.group for t in of_role("force")))
+
+
+def _by_name(value: Callable[[ItemType], object], where: Callable[[ItemType], bool]) -> Derived:
+    return Derived(lambda: {t.name: value(t) for t in OBJECT_TYPES.values() if where(t)})
+
+
+# objectType -> (allowed marker types, what to call them) of every connector
+CONNECTOR_MARKERS = _by_name(lambda t: MARKER_KINDS[t.markers], lambda t: t.connector)
+# objectType -> its free coordinate ("sliding" or "angle"): the joints a motion can drive
+MOTION_JOINTS = _by_name(lambda t: t.motion_coordinate, lambda t: t.motion_coordinate is not None)
+OBJECT_OUTPUTS = Derived(lambda: {t.name: t.outputs for role in ("body", "constraint", "force")  # objectType -> its
+                                  for t in of_role(role)})  # output variables
+BODY_NODES = _by_name(lambda t: t.nodes, lambda t: t.role == "body")  # body type -> its node types
+EXPLICIT_RULES = _by_name(lambda t: t.explicit, lambda t: t.connector)  # connector -> declaration.EXPLICIT
+EXUDYN_MULTIPLIERS = _by_name(lambda t: t.exudyn_multipliers, lambda t: t.exudyn_multipliers is not None)
+# body marker type -> the body types it may sit on
+MARKER_BODIES = Derived(lambda: {m: {t.name for t in of_role("body") if m in t.body_markers}
+                                 for m in dict.fromkeys(m for t in of_role("body") for m in sorted(t.body_markers))})

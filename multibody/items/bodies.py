@@ -5,6 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernels as K
+from .. import schema as S
+from .declaration import ItemType
+
+RIGID_BODY_OUTPUTS = ("Position", "Displacement", "Velocity", "VelocityLocal", "Acceleration", "RotationMatrix",
+                      "Rotation", "AngularVelocity", "AngularVelocityLocal", "AngularAcceleration",
+                      "AngularAccelerationLocal", "HomogeneousTransformation")
+POINT_BODY_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration")
 
 
 def _block_pattern(cols: np.ndarray):
@@ -91,3 +98,10 @@ class EPNormalization:
 
     def evaluate(self, kin, velocity_level: bool):
         return K.ep_normalization(kin.theta, kin.theta_t, self.frame, velocity_level)
+
+
+ITEMS = (ItemType(S.ObjectGround, "body", RIGID_BODY_OUTPUTS, body_markers=frozenset({"BodyRigid", "BodyPosition"})),
+         ItemType(S.ObjectRigidBody, "body", RIGID_BODY_OUTPUTS, RigidBodies, nodes=frozenset({"RigidBodyEP"}),
+                  body_markers=frozenset({"BodyRigid", "BodyPosition", "BodyMass"})),
+         ItemType(S.ObjectMassPoint, "body", POINT_BODY_OUTPUTS, MassPoints, nodes=frozenset({"Point"}),
+                  body_markers=frozenset({"BodyPosition", "BodyMass"})))

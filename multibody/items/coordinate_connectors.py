@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import schema as S
 from .bodies import _block_pattern
+from .declaration import ItemType
 
 
 class _CoordinatePair:
@@ -43,7 +45,6 @@ class _CoordinatePair:
 
 class CoordinateSpringDampers(_CoordinatePair):
     OBJECT_TYPE = "ConnectorCoordinateSpringDamper"
-    OUTPUTS = ("Displacement", "Velocity", "Force", "PotentialEnergy")
 
     def __init__(self, system):
         super().__init__(system)
@@ -78,7 +79,6 @@ class CoordinateSpringDampers(_CoordinatePair):
 
 class CoordinateConstraints(_CoordinatePair):
     OBJECT_TYPE = "ConnectorCoordinate"
-    OUTPUTS = ("Displacement", "Velocity", "Force", "ConstraintEquation")
 
     @classmethod
     def groups(cls, system) -> list:
@@ -110,3 +110,9 @@ class CoordinateConstraints(_CoordinatePair):
         if var == "ConstraintEquation":
             return self.equation(kin, False)[:, k]
         raise KeyError(var)
+
+
+ITEMS = (ItemType(S.ObjectConnectorCoordinateSpringDamper, "force", ("Displacement", "Velocity", "Force", "PotentialEnergy"),
+                  CoordinateSpringDampers, markers="coordinate", explicit="apply"),
+         ItemType(S.ObjectConnectorCoordinate, "constraint", ("Displacement", "Velocity", "Force", "ConstraintEquation"),
+                  CoordinateConstraints, markers="coordinate", explicit="eliminate"))

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import schema as S
 from ..rotations import matvec
+from .declaration import ItemType
 from .frame_joint import ROT_OUTPUTS, FrameJointGroup
 
 
@@ -70,7 +72,6 @@ class _MaskedJoint(FrameJointGroup):
 
 class JointSpherical(_MaskedJoint):
     OBJECT_TYPE = "JointSpherical"
-    OUTPUTS = ("Position", "Velocity", "Displacement", "Force")
 
     @staticmethod
     def mask_rows(mask):
@@ -86,7 +87,6 @@ class JointSpherical(_MaskedJoint):
 
 class JointGeneric(_MaskedJoint):
     OBJECT_TYPE = "JointGeneric"
-    OUTPUTS = ROT_OUTPUTS
     mask_rows = staticmethod(_generic_rows)
 
     def output(self, kin, k: int, var: str, lam: np.ndarray, motion_force: np.ndarray):
@@ -98,3 +98,9 @@ class JointGeneric(_MaskedJoint):
         if var == "TorqueLocal":
             return self.full(lam)[:, 3:]
         return self.frame_output(kin, k, var)
+
+
+ITEMS = (ItemType(S.ObjectJointSpherical, "constraint", ("Position", "Velocity", "Displacement", "Force"),
+                  JointSpherical, markers="position", explicit="refuse", exudyn_multipliers=3),
+         ItemType(S.ObjectJointGeneric, "constraint", ROT_OUTPUTS, JointGeneric, markers="rigid", explicit="refuse",
+                  exudyn_multipliers=6))

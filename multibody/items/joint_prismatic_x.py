@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import schema as S
+from .declaration import ItemType
 from .frame_joint import ROT_OUTPUTS, FrameJointGroup
 
 
 class JointPrismaticX(FrameJointGroup):
     OBJECT_TYPE = "JointPrismaticX"
     ROWS = (("t", 1), ("t", 2), ("r", 2, 1), ("r", 2, 0), ("r", 0, 1))
-    OUTPUTS = ROT_OUTPUTS
 
     def output(self, kin, k: int, var: str, lam: np.ndarray, motion_force: np.ndarray):
         """Over sensor rows: lam (rows, 5) this joint's multipliers, motion_force (rows,)."""
@@ -22,3 +23,7 @@ class JointPrismaticX(FrameJointGroup):
         if var == "TorqueLocal":
             return lam[:, 2:5]
         return self.frame_output(kin, k, var)
+
+
+ITEMS = (ItemType(S.ObjectJointPrismaticX, "constraint", ROT_OUTPUTS, JointPrismaticX, markers="rigid",
+                  explicit="refuse", motion_coordinate="sliding"),)

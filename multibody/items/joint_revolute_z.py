@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import schema as S
 from ..rotations import matvec
+from .declaration import ItemType
 from .frame_joint import ROT_OUTPUTS, FrameJointGroup
 
 
 class JointRevoluteZ(FrameJointGroup):
     OBJECT_TYPE = "JointRevoluteZ"
     ROWS = (("tg", 0), ("tg", 1), ("tg", 2), ("r", 2, 0), ("r", 2, 1))
-    OUTPUTS = ROT_OUTPUTS
 
     def output(self, kin, k: int, var: str, lam: np.ndarray, motion_force: np.ndarray):
         """Over sensor rows: lam (rows, 5) this joint's multipliers, motion_force (rows,)."""
@@ -23,3 +24,7 @@ class JointRevoluteZ(FrameJointGroup):
         if var == "TorqueLocal":
             return np.stack([lam[:, 3], lam[:, 4], motion_force], axis=-1)
         return self.frame_output(kin, k, var)
+
+
+ITEMS = (ItemType(S.ObjectJointRevoluteZ, "constraint", ROT_OUTPUTS, JointRevoluteZ, markers="rigid",
+                  explicit="refuse", motion_coordinate="angle"),)

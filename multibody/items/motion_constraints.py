@@ -15,8 +15,14 @@ from .. import kernels as K
 from .. import programs as P
 from ..motions import undefined
 from ..output_kernels import joint_coordinates_rows, row_kinematics
+from . import MOTION_JOINTS
 
 LEVELS = {"Position": 0, "Velocity": 1, "Acceleration": 2}
+
+
+def _angle(joint) -> bool:
+    """Whether a joint's free coordinate is an angle (kernels.joint_coordinates), else a sliding."""
+    return MOTION_JOINTS[joint.objectType] == "angle"
 
 
 def _wrap(x):
@@ -32,7 +38,7 @@ class Motions:
         self.index = [k for k, _, _ in bound]
         self.laws = [law for _, law, _ in bound]
         self.joints = [joint for _, _, joint in bound]
-        self.revolute = np.array([doc.objects[j].objectType == "JointRevoluteZ" for j in self.joints], dtype=bool)
+        self.revolute = np.array([_angle(doc.objects[j]) for j in self.joints], dtype=bool)
         ref = system.loaded.ref
         ms = np.array([ref("objects", j, "markerNumbers") for j in self.joints], dtype=int).reshape(n, 2)
         self.m0, self.m1 = ms[:, 0], ms[:, 1]
@@ -192,7 +198,7 @@ class _SingleJoint(Motions):
         self.m0, self.m1 = np.array([m[0]]), np.array([m[1]])
         self.R0 = np.array([doc.objects[joint].rotationMarker0], float)
         self.R1 = np.array([doc.objects[joint].rotationMarker1], float)
-        self.revolute = np.array([doc.objects[joint].objectType == "JointRevoluteZ"])
+        self.revolute = np.array([_angle(doc.objects[joint])])
         self.cols = np.concatenate([system.mcols[self.m0], system.mcols[self.m1]], axis=1)
 
     def free_output(self, var: str, kin):

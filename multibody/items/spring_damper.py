@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernels
+from .. import schema as S
+from .declaration import ItemType
 from .bodies import _block_pattern
 
 
@@ -57,7 +59,6 @@ class TwoMarkerForceGroup:
 
 class SpringDampers(TwoMarkerForceGroup):
     OBJECT_TYPE = "ConnectorSpringDamper"
-    OUTPUTS = ("Distance", "Displacement", "Velocity", "Force", "ForceLocal")
 
     def __init__(self, system):
         super().__init__(system)
@@ -109,7 +110,6 @@ class SpringDampers(TwoMarkerForceGroup):
 class CartesianSpringDampers(TwoMarkerForceGroup):
     """ObjectConnectorCartesianSpringDamper: F = k∘(Δp - offset) + d∘Δv, global components."""
     OBJECT_TYPE = "ConnectorCartesianSpringDamper"
-    OUTPUTS = ("Distance", "Displacement", "Velocity", "Force")
 
     def __init__(self, system):
         super().__init__(system)
@@ -138,3 +138,9 @@ class CartesianSpringDampers(TwoMarkerForceGroup):
         if var == "Force":
             return self.force(kin)[:, k] * self.active[k]
         raise KeyError(var)
+
+
+ITEMS = (ItemType(S.ObjectConnectorSpringDamper, "force", ("Distance", "Displacement", "Velocity", "Force", "ForceLocal"),
+                  SpringDampers, markers="position", explicit="apply"),
+         ItemType(S.ObjectConnectorCartesianSpringDamper, "force", ("Distance", "Displacement", "Velocity", "Force"),
+                  CartesianSpringDampers, markers="position", explicit="apply"))

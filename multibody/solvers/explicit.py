@@ -22,6 +22,7 @@ import time as _time
 
 import numpy as np
 
+from ..items import EXPLICIT_RULES
 from ..kernels import applied_forces, jit, kinematics, work
 from ..solution import Recorder
 from ..values import Results, SimulationCanceled
@@ -208,7 +209,7 @@ def _fixed_coordinates(system, ti: dict) -> np.ndarray:
     fixed = []
     if ti["explicit"]["eliminateConstraints"]:
         for g in system.constraints:
-            if g.OBJECT_TYPE == "ConnectorCoordinate":
+            if EXPLICIT_RULES.get(getattr(g, "OBJECT_TYPE", None)) == "eliminate":
                 fixed += [int(c) for c in g.cols.ravel() if c != system.dummy]
     return np.array(fixed, dtype=np.int64)
 
