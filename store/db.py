@@ -1,13 +1,15 @@
 """Engines, sessions and migrations for a Settings object."""
 from __future__ import annotations
 
+import time
 from functools import lru_cache
 from pathlib import Path
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, exc
 from sqlalchemy.orm import sessionmaker
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+PING_AFTER_IDLE_SECONDS = 1.0
 
 
 @lru_cache
@@ -22,13 +24,36 @@ def get_engine(url: str) -> Engine:
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20,
-                         connect_args={"connect_timeout": 5})
+    engine = create_engine(url, pool_size=10, max_overflow=20, connect_args={"connect_timeout": 5})
+
+    # A connection is pinged at checkout only when it has been idle for a while (SQLAlchemy's
+    # pool_pre_ping pings every time: a round trip per request and per page of a download). One
+    # that fails is replaced, as after a restart of the database.
+    @event.listens_for(engine, "checkin")
+    def _idle_since(_conn, record):
+        record.info["idle_since"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _ping_if_idle(conn, record, _proxy):
+        if time.monotonic() - record.info.get("idle_since", time.monotonic()) > PING_AFTER_IDLE_SECONDS:
+            try:
+                engine.dialect.do_ping(conn)
+            except Exception as e:
+                raise exc.DisconnectionError() from e
+    return engine
 
 
 @lru_cache
 def get_sessionmaker(url: str) -> sessionmaker:
     return sessionmaker(get_engine(url), expire_on_commit=False)
+
+
+@lru_cache
+def get_autocommit(url: str) -> sessionmaker:
+    """Sessions whose statements each commit themselves, for work of one statement (a job's status,
+    a page of result chunks, a claim): no BEGIN and COMMIT/ROLLBACK round trips around it. The
+    same pool as get_sessionmaker's."""
+    return sessionmaker(get_engine(url).execution_options(isolation_level="AUTOCOMMIT"), expire_on_commit=False)
 
 
 def alembic_config(url: str):

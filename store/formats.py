@@ -18,6 +18,7 @@ import orjson
 from multibody.solution import csv_rows, header
 
 CHUNK_BYTES = 1 << 20
+SLICE_BYTES = 1 << 18
 HEAD_KEYS = ("status", "warnings", "solver", "error")
 META_KEYS = ("sensorType", "item", "outputVariableType", "columns")
 SOLUTION_KEY = "solution"
@@ -75,6 +76,19 @@ class Memory(Source):
             yield data[start:start + step]
 
 
+def _slices(chunk: np.ndarray) -> Iterator[np.ndarray]:
+    """A chunk in pieces of SLICE_BYTES: orjson holds the GIL while it formats, and between the
+    pieces the API's event loop gets its turn (~1 ms instead of ~5 ms for a whole chunk)."""
+    step = max(1, SLICE_BYTES // (8 * max(chunk.shape[1], 1)))
+    for start in range(0, chunk.shape[0], step):
+        yield chunk[start:start + step]
+
+
+def _json_rows(chunk: np.ndarray) -> bytes:
+    """'[r0],[r1],...': the rows of a chunk as JSON arrays, without the enclosing brackets."""
+    return b",".join(orjson.dumps(piece, option=_NUMPY)[1:-1] for piece in _slices(chunk))
+
+
 def _data_json(source: Source, sensor: dict) -> Iterator[bytes]:
     yield b"["
     first = True
@@ -82,7 +96,7 @@ def _data_json(source: Source, sensor: dict) -> Iterator[bytes]:
         if chunk.size:
             if not first:
                 yield b","
-            yield orjson.dumps(chunk, option=_NUMPY)[1:-1]
+            yield _json_rows(chunk)
             first = False
     yield b"]"
 
@@ -119,8 +133,8 @@ def sensor_csv(source: Source, sensor: dict, job_id: str) -> Iterator[bytes]:
            f"#number of sensor values = {len(sensor['columns']) - 1}\n#\n").encode()
     for chunk in source.rows(sensor):
         if chunk.size:
-            text = orjson.dumps(chunk, option=_NUMPY)[2:-2].replace(b"],[", b"\n").replace(b"null", b"nan")
-            yield text + b"\n"
+            yield b"".join(orjson.dumps(piece, option=_NUMPY)[2:-2].replace(b"],[", b"\n").replace(b"null", b"nan")
+                           + b"\n" for piece in _slices(chunk))
 
 
 # Downloads take turns producing their next chunk: formatting holds the GIL, and with every
@@ -129,15 +143,23 @@ _PRODUCING = threading.BoundedSemaphore(2)
 
 
 def streamed(source: Source, parts: Iterable[bytes]) -> Iterator[bytes]:
-    """Closes the source when the response is done (or the client went away)."""
+    """The parts joined into pieces of at least CHUNK_BYTES (the server fetches each piece in a
+    thread hop of its own and writes it with a system call: a small document is one piece, not
+    the ~6 parts per sensor it is made of). Closes the source when the response is done (or the
+    client went away)."""
     with source:
         parts = iter(parts)
         while True:
+            piece, size = [], 0
             with _PRODUCING:
-                part = next(parts, None)
-            if part is None:
+                for part in parts:
+                    piece.append(part)
+                    size += len(part)
+                    if size >= CHUNK_BYTES:
+                        break
+            if not piece:
                 return
-            yield part
+            yield b"".join(piece)
 
 
 def solution_json(source: Source, meta: dict, array: dict) -> Iterator[bytes]:

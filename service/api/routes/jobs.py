@@ -15,7 +15,7 @@ from sqlalchemy.exc import IntegrityError
 from store import jobs, queue
 from store.models import Job, Result
 from ...errors import ApiError, checked_id, not_found
-from store.db import get_sessionmaker
+from store.db import get_autocommit, get_sessionmaker
 from store.jobs import FINISHED, status_document
 from store.notify import RECHECK_SECONDS
 from ...limits import check_json, check_model
@@ -108,13 +108,17 @@ def list_jobs(request: Request, session: SessionDep, settings: SettingsDep, owne
 
 
 def _status_now(settings, owner: str, job_id: str) -> dict:
-    with get_sessionmaker(settings.database)() as session:
-        job = owned_job(session, owner, job_id)
-        doc = status_document(job)
-        result = session.get(Result, job.id) if job.status in ("succeeded", "failed") else None
-        if result is not None and "solution" in result.head:  # stored: GET /v1/jobs/{id}/solution
-            doc["links"]["solution"] = f"/v1/jobs/{job.id}/solution"
-        return doc
+    """One query (the job and its result's head), outside a transaction: the long poll's read."""
+    with get_autocommit(settings.database)() as session:
+        row = session.execute(select(Job, Result.head).outerjoin(Result, Result.job_id == Job.id).where(
+            Job.id == checked_id("job", job_id), Job.owner == owner)).one_or_none()
+    if row is None:
+        raise not_found("job", job_id)
+    job, head = row
+    doc = status_document(job)
+    if head is not None and "solution" in head:  # stored: GET /v1/jobs/{id}/solution
+        doc["links"]["solution"] = f"/v1/jobs/{job.id}/solution"
+    return doc
 
 
 async def _changes(request: Request, settings, owner: str, job_id: str, seconds: float) -> AsyncIterator[dict]:
@@ -204,7 +208,7 @@ def get_results(job_id: str, session: SessionDep, settings: SettingsDep, owner: 
         return {**{k: head[k] for k in HEAD_KEYS if k in head},
                 "sensors": {s["name"]: {**{k: s[k] for k in META_KEYS}, "rows": s["rows"]}
                             for s in (result.sensors if result else [])}}
-    source = open_source(settings, get_sessionmaker(settings.database), result)
+    source = open_source(settings, get_autocommit(settings.database), result)
     sensors = result.sensors if result else []
     return StreamingResponse(streamed(source, document_json(source, head, sensors)), media_type="application/json",
                              headers=uncompressed_if_big(sensors))
@@ -217,7 +221,7 @@ def get_sensor(job_id: str, sensor: str, session: SessionDep, settings: Settings
     found = next((s for s in (result.sensors if result else []) if s["name"] == sensor), None)
     if found is None:
         raise not_found("sensor", sensor)
-    source = open_source(settings, get_sessionmaker(settings.database), result)
+    source = open_source(settings, get_autocommit(settings.database), result)
     if format == "csv":
         return StreamingResponse(streamed(source, sensor_csv(source, found, job.id)), media_type="text/csv",
                                  headers={"Content-Disposition": f'attachment; filename="{job.id}-{found["key"]}.txt"',

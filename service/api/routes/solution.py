@@ -4,7 +4,7 @@ from typing import Literal
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 
-from store.db import get_sessionmaker
+from store.db import get_autocommit
 from store.formats import SOLUTION_KEY, solution_csv, solution_json, streamed
 from store.results import open_source
 
@@ -26,7 +26,7 @@ def get_solution(job_id: str, session: SessionDep, settings: SettingsDep, owner:
         raise ApiError(404, "not_found", f"job {job_id} has no stored solution; ask for one with "
                        '"store": {"solution": true} or simulationSettings.solution.file.write')
     array = head.get("solutionArray") or {"key": SOLUTION_KEY}  # stored as .npz before revision 0003
-    source = open_source(settings, get_sessionmaker(settings.database), result)
+    source = open_source(settings, get_autocommit(settings.database), result)
     if format == "csv":
         return StreamingResponse(streamed(source, solution_csv(source, meta, array, job.id)), media_type="text/csv",
                                  headers={"Content-Disposition": f'attachment; filename="{job.id}-solution.txt"',
