@@ -14,6 +14,8 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
+from numba import literal_unroll
+from numba.extending import overload
 
 from .programs import motion_residual
 
@@ -115,6 +117,9 @@ class Model(NamedTuple):
     mo_consts: np.ndarray
     mo_start: np.ndarray
     mo_work_size: np.ndarray  # (1,)
+    # item types with kernels of their own (ItemKernels): one data tuple per such type of the registry
+    x_constraints: tuple
+    x_forces: tuple
 
 
 class Kin(NamedTuple):
@@ -162,6 +167,197 @@ class Work(NamedTuple):
     mo_work: np.ndarray  # the programs' scratch
     mo_bad: np.ndarray  # (1,) int: -1, or the first motion whose law is undefined (programs.motion_residual)
     mo_kin: "Kin"  # the kinematics at q ± εv for the motions' u̇_j (empty without motions)
+
+
+# ---------------------------------------------------------------------------- compiled item types
+# An item type with its own kernels (items/README.md) plugs into the fused residual, applied_forces
+# and alpha_kernel._assemble without an edit there. Its items are one small NamedTuple of arrays (its
+# `data` class; Model.x_constraints / Model.x_forces hold one per compiled type of the registry) and
+# its kernels are ordinary @jit functions of its module. Why this mechanism: numba cannot call a
+# function chosen at run time without giving up inlining and the on-disk cache, but it compiles a loop
+# over a heterogeneous tuple (literal_unroll) once per element type, and an @overload picks each
+# element's kernel by its NamedTuple class while compiling. So the dispatch costs nothing at run time,
+# the callers stay cached (per registry, not per model: the tuples hold every compiled type, empty
+# when a model has none), and a model without compiled types compiles the same code as before.
+class ItemKernels(NamedTuple):
+    """The kernels of a compiled item type (items.declaration.ItemType.kernels). Its data has `cols`
+    (n, ncols), int64: the coordinates its items act on, n2 (the dummy slot) for none; a constraint
+    type's also `ae` (n, R) its λ indices, `levels` (n, R) 0 position / 1 velocity / 2 acceleration level,
+    `active` (n,) bool.
+        constraint: evaluate(data, kin, velocity_level, g (n,R), C (n,R,ncols)) writes the rows (index 2:
+            their time derivatives, or at every index for velocity-level rows) and C = ∂g/∂q over cols.
+        force: evaluate(data, kin, F (n,ncols)) writes the applied generalized forces (right-hand side)
+            on cols; jacobians(data, kin, dq, dv (n,ncols,ncols)) their derivatives ∂F/∂q, ∂F/∂v."""
+    data: type
+    evaluate: object
+    jacobians: object = None
+
+
+ITEM_KERNELS: dict[type, ItemKernels] = {}  # data class -> its type's kernels (filled by items.register)
+
+
+def _kernel_of(data, which: str):
+    kernels = ITEM_KERNELS.get(getattr(data, "instance_class", None))
+    return None if kernels is None else getattr(kernels, which)
+
+
+def _item_rows(data, kin, velocity_level, g, C):
+    """A compiled constraint type's rows (its ItemKernels.evaluate, chosen while compiling)."""
+
+
+def _item_forces(data, kin, F):
+    """A compiled force type's generalized forces (its ItemKernels.evaluate)."""
+
+
+def _item_force_jacobians(data, kin, dq, dv):
+    """A compiled force type's force derivatives (its ItemKernels.jacobians)."""
+
+
+_OVERLOAD = dict(jit_options=dict(nogil=True, boundscheck=False, error_model="numpy"))
+
+
+@overload(_item_rows, **_OVERLOAD)
+def _item_rows_typed(data, kin, velocity_level, g, C):
+    kernel = _kernel_of(data, "evaluate")
+    if kernel is not None:
+        return lambda data, kin, velocity_level, g, C: kernel(data, kin, velocity_level, g, C)
+
+
+@overload(_item_forces, **_OVERLOAD)
+def _item_forces_typed(data, kin, F):
+    kernel = _kernel_of(data, "evaluate")
+    if kernel is not None:
+        return lambda data, kin, F: kernel(data, kin, F)
+
+
+@overload(_item_force_jacobians, **_OVERLOAD)
+def _item_force_jacobians_typed(data, kin, dq, dv):
+    kernel = _kernel_of(data, "jacobians")
+    if kernel is not None:
+        return lambda data, kin, dq, dv: kernel(data, kin, dq, dv)
+
+
+def compiled_forces(forces, kin, f):
+    """f += the generalized forces of every compiled force type (forces: Model.x_forces)."""
+
+
+def compiled_rows(constraints, kin, lam, velocity_level, rq, rg):
+    """rq += C_qᵀλ and rg = g (λ for inactive items) of every compiled constraint type."""
+
+
+def compiled_matrix(A, forces, constraints, kin, k_factor, d_factor, level_factor, velocity_factor,
+                    acceleration_factor):
+    """A += −(k_factor ∂F/∂q + d_factor ∂F/∂v) of the compiled force types and C_qᵀ, factor·C_q and the
+    (λ, λ) diagonal of inactive items of the compiled constraint types (as alpha_kernel._assemble)."""
+
+
+@overload(compiled_forces, **_OVERLOAD)
+def _compiled_forces(forces, kin, f):
+    if len(forces) == 0:
+        return lambda forces, kin, f: None
+
+    def impl(forces, kin, f):
+        n2 = f.shape[0]
+        for data in literal_unroll(forces):
+            n, nc = data.cols.shape
+            F = np.zeros((n, nc))
+            _item_forces(data, kin, F)
+            for k in range(n):
+                for c in range(nc):
+                    if data.cols[k, c] < n2:
+                        f[data.cols[k, c]] += F[k, c]
+    return impl
+
+
+@overload(compiled_rows, **_OVERLOAD)
+def _compiled_rows(constraints, kin, lam, velocity_level, rq, rg):
+    if len(constraints) == 0:
+        return lambda constraints, kin, lam, velocity_level, rq, rg: None
+
+    def impl(constraints, kin, lam, velocity_level, rq, rg):
+        n2 = rq.shape[0]
+        for data in literal_unroll(constraints):
+            (n, nr), nc = data.ae.shape, data.cols.shape[1]
+            g, C = np.empty((n, nr)), np.empty((n, nr, nc))
+            _item_rows(data, kin, velocity_level, g, C)
+            for k in range(n):
+                for c in range(nc):
+                    col = data.cols[k, c]
+                    if col < n2 and data.active[k]:
+                        s = 0.0
+                        for r in range(nr):
+                            s += C[k, r, c] * lam[data.ae[k, r]]
+                        rq[col] += s
+                for r in range(nr):
+                    rg[data.ae[k, r]] = g[k, r] if data.active[k] else lam[data.ae[k, r]]
+    return impl
+
+
+@overload(compiled_matrix, **_OVERLOAD)
+def _compiled_matrix(A, forces, constraints, kin, k_factor, d_factor, level_factor, velocity_factor,
+                     acceleration_factor):
+    if len(forces) == 0 and len(constraints) == 0:
+        return lambda A, forces, constraints, kin, k_factor, d_factor, level_factor, velocity_factor, \
+            acceleration_factor: None
+
+    def impl(A, forces, constraints, kin, k_factor, d_factor, level_factor, velocity_factor, acceleration_factor):
+        n2 = kin.q.shape[0] - 1
+        compiled_force_matrix(A, forces, kin, n2, k_factor, d_factor)
+        compiled_constraint_matrix(A, constraints, kin, n2, level_factor, velocity_factor, acceleration_factor)
+    return impl
+
+
+def compiled_force_matrix(A, forces, kin, n2, k_factor, d_factor):
+    """A += −(k_factor ∂F/∂q + d_factor ∂F/∂v) of the compiled force types."""
+
+
+def compiled_constraint_matrix(A, constraints, kin, n2, level_factor, velocity_factor, acceleration_factor):
+    """A += C_qᵀ, factor·C_q (by each row's level) and the (λ, λ) diagonal of inactive items."""
+
+
+@overload(compiled_force_matrix, **_OVERLOAD)
+def _compiled_force_matrix(A, forces, kin, n2, k_factor, d_factor):
+    if len(forces) == 0:
+        return lambda A, forces, kin, n2, k_factor, d_factor: None
+
+    def impl(A, forces, kin, n2, k_factor, d_factor):
+        for data in literal_unroll(forces):
+            n, nc = data.cols.shape
+            dq, dv = np.zeros((n, nc, nc)), np.zeros((n, nc, nc))
+            _item_force_jacobians(data, kin, dq, dv)
+            for k in range(n):
+                for i in range(nc):
+                    r = data.cols[k, i]
+                    for j in range(nc):
+                        c = data.cols[k, j]
+                        if r < n2 and c < n2:
+                            A[r, c] += -(k_factor * dq[k, i, j] + d_factor * dv[k, i, j])
+    return impl
+
+
+@overload(compiled_constraint_matrix, **_OVERLOAD)
+def _compiled_constraint_matrix(A, constraints, kin, n2, level_factor, velocity_factor, acceleration_factor):
+    if len(constraints) == 0:
+        return lambda A, constraints, kin, n2, level_factor, velocity_factor, acceleration_factor: None
+
+    def impl(A, constraints, kin, n2, level_factor, velocity_factor, acceleration_factor):
+        for data in literal_unroll(constraints):
+            (n, nr), nc = data.ae.shape, data.cols.shape[1]
+            g, C = np.empty((n, nr)), np.empty((n, nr, nc))
+            _item_rows(data, kin, False, g, C)  # C does not depend on the level
+            for k in range(n):
+                act = 1.0 if data.active[k] else 0.0
+                for r in range(nr):
+                    row = n2 + data.ae[k, r]
+                    level = data.levels[k, r]
+                    factor = level_factor if level == 0 else (velocity_factor if level == 1 else acceleration_factor)
+                    for j in range(nc):
+                        c = data.cols[k, j]
+                        if c < n2:
+                            A[c, row] += C[k, r, j] * act
+                            A[row, c] += C[k, r, j] * act * factor
+                    A[row, row] += 1.0 - act
+    return impl
 
 
 @jit
@@ -799,6 +995,7 @@ def applied_forces(model, kin, w, load_factor):
             if c1 < n2:
                 tmp[c1] -= fi
         f += tmp
+    compiled_forces(m.x_forces, kin, f)
 
 
 @jit_inline
@@ -870,6 +1067,7 @@ def residual(t, a, lam, velocity_level, model, kin, w):
         rg[m.cc_ae[k, 0]] = ccg[k, 0] if m.cc_active[k] else lam[m.cc_ae[k, 0]]
     for k in range(m.mo_m0.shape[0]):  # always active
         rg[m.mo_ae[k]] = w.mo_g[k]
+    compiled_rows(m.x_constraints, kin, lam, velocity_level, rq, rg)
 
 
 @jit

@@ -521,3 +521,22 @@ def _members(union) -> dict[str, type[BaseModel]]:
 ITEM_TYPES = {kind: _members(union) for kind, union in (
     ("nodes", Node), ("objects", Object), ("markers", Marker), ("loads", Load), ("sensors", Sensor),
     ("motions", MotionSpec))}
+
+
+def add_object_type(cls: type[Item]) -> None:
+    """Accept documents with an object type whose schema class is declared in its item module
+    (items.register); the OpenAPI union follows."""
+    ITEM_TYPES["objects"][get_args(cls.model_fields["objectType"].annotation)[0]] = cls
+    _rebuild_objects()
+
+
+def remove_object_type(name: str) -> None:
+    """Undo add_object_type (a test's own item type)."""
+    del ITEM_TYPES["objects"][name]
+    _rebuild_objects()
+
+
+def _rebuild_objects() -> None:
+    union = Annotated[Union[tuple(ITEM_TYPES["objects"].values())], Field(discriminator="objectType")]
+    ModelDocument.model_fields["objects"].annotation = list[union]
+    ModelDocument.model_rebuild(force=True)

@@ -19,9 +19,10 @@ import numpy as np
 from . import kernels as K
 from . import rotations as R
 from . import schema as S
-from .items import constraint_groups, force_groups
+from .items import OBJECT_TYPES, constraint_groups, force_groups
 from .items.coordinate_connectors import CoordinateConstraints, CoordinateSpringDampers
 from .items.bodies import EPNormalization, MassPoints, RigidBodies
+from .items.compiled import CompiledConstraints
 from .items.frame_joint import FrameJointGroup
 from .items.loads import Loads
 from .items.spring_damper import CartesianSpringDampers, SpringDampers
@@ -120,6 +121,7 @@ class System:
         self.constraints = [g for g in self.constraints if g.size]
         self.nae = self.ae_offset
         self.all_active = [bool(g.active.all()) for g in self.constraints]
+        self.compiled_constraints = [g for g in self.constraints if isinstance(g, CompiledConstraints)]
         self.object_group = {}  # object index -> (group, row in group)
         for g in self.forces + self.constraints + [self.bodies, self.mass_points]:
             for k, obj in enumerate(getattr(g, "objects", [])):
@@ -185,7 +187,12 @@ class System:
             mo_start=mo.programs.start, mo_work_size=[mo.programs.work_size])
         # C-contiguous, int64 indices, float values throughout: one compiled signature for every model
         dtype = {"i": np.int64, "b": bool, "f": float}
-        return K.Model(**{name: np.ascontiguousarray(x, dtype[np.asarray(x).dtype.kind]) for name, x in fields.items()})
+        fields = {name: np.ascontiguousarray(x, dtype[np.asarray(x).dtype.kind]) for name, x in fields.items()}
+        # every compiled type of the registry, with or without items here: one signature per registry
+        compiled = [t for t in OBJECT_TYPES.values() if t.kernels is not None]
+        for role, groups in (("constraint", self.constraints), ("force", self.forces)):
+            fields[f"x_{role}s"] = tuple(group(t.group, groups).data for t in compiled if t.role == role)
+        return K.Model(**fields)
 
     def marker_frame(self, m: int) -> int:
         mk = self.loaded.document.markers[m]
@@ -284,11 +291,11 @@ class System:
     def residual_out(self) -> tuple:
         """Arrays for `residual` to write into (one set per solver)."""
         w = K.work(self.model, self.n2, self.nae)[1]
-        ev = [(self.ep_constraints, w.eg, w.eC)] if self.ep_constraints.size else []
-        ev += [(g, w.jg[sl, :rows], w.jC[sl, :rows]) for g, sl, rows in self.joint_slices]
-        ev += [(g, w.ccg, w.ccC) for g in self.constraints if isinstance(g, CoordinateConstraints)]
-        ev += [(self.motions, w.mo_g[:, None], w.mo_C[:, None, :])] if self.motions.size else []
-        return w, ev
+        fused = {id(self.ep_constraints): (w.eg, w.eC), id(self.motions): (w.mo_g[:, None], w.mo_C[:, None, :])}
+        fused.update({id(g): (w.jg[sl, :rows], w.jC[sl, :rows]) for g, sl, rows in self.joint_slices})
+        fused.update({id(g): (w.ccg, w.ccC) for g in self.constraints if isinstance(g, CoordinateConstraints)})
+        # in the order of self.constraints (that of the pattern); compiled types' are evaluated by residual
+        return w, [(g, *fused.get(id(g), (None, None))) for g in self.constraints]
 
     def residual(self, kin: Kinematics, a: np.ndarray, lam: np.ndarray, velocity_level: bool, out):
         """(constraint_values, r_q = M a - f + C_qᵀ λ, r_g) in one compiled call (per-stage calls
@@ -298,6 +305,8 @@ class System:
         K.residual(kin.t, a, lam, velocity_level, self.model, kin.arrays(), w)
         if w.mo_bad[0] >= 0:
             self.motions.raise_undefined(int(w.mo_bad[0]), kin, velocity_level)
+        if self.compiled_constraints:  # their g and C are not kept by the compiled residual
+            ev = [(g, *g.evaluate(kin, velocity_level)) if gv is None else (g, gv, C) for g, gv, C in ev]
         return ev, w.rq, w.rg
 
     def constraint_values(self, kin: Kinematics, velocity_level: bool):

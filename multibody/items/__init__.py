@@ -7,13 +7,15 @@ items of the type at once (vectorized). Constraint groups provide `evaluate(kin,
 `jacobian_values(kin)`; both provide `output(kin, k, var, ...)`, a sensor's values over the rows
 of a chunk (kin: their kinematics, with a leading row axis). A constraint type's `groups(system)`
 compiles its items into one group, or one per distinct row set. To add a type: its module, and
-its name in MODULES.
+its name in MODULES (see README.md).
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Callable
 
+from .. import kernels as K
+from .. import schema as S
 from . import bodies, coordinate_connectors, joint_generic, joint_prismatic_x, joint_revolute_z, spring_damper
 from .declaration import MARKER_KINDS, ItemType
 
@@ -30,6 +32,22 @@ def register(item: ItemType) -> None:
     if item.name in OBJECT_TYPES:
         raise ValueError(f"item type {item.name} is declared twice")
     OBJECT_TYPES[item.name] = item
+    if S.ITEM_TYPES["objects"].get(item.name) is not item.schema:  # a schema class of the item's own module
+        S.add_object_type(item.schema)
+    if item.kernels is not None:
+        if item.kernels.data in K.ITEM_KERNELS:
+            raise ValueError(f"item type {item.name}: its data class is another type's")
+        K.ITEM_KERNELS[item.kernels.data] = item.kernels
+    _version[0] += 1
+
+
+def unregister(name: str) -> None:
+    """Undo register (a test's own item type)."""
+    item = OBJECT_TYPES.pop(name)
+    if item.schema.__module__ != S.__name__:
+        S.remove_object_type(name)
+    if item.kernels is not None:
+        del K.ITEM_KERNELS[item.kernels.data]
     _version[0] += 1
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import get_args
 
+from ..kernels import ItemKernels
+
 RIGID_MARKERS = frozenset({"BodyRigid", "NodeRigid"})
 POSITION_MARKERS = frozenset({"BodyRigid", "BodyPosition", "NodeRigid", "NodePosition"})
 COORDINATE_MARKERS = frozenset({"NodeCoordinate"})
@@ -39,6 +41,7 @@ class ItemType:
     explicit: str | None = None  # connector: one of EXPLICIT
     motion_coordinate: str | None = None  # joint with one free coordinate: one of MOTION_COORDINATES
     exudyn_multipliers: int | None = None  # Exudyn's multipliers per item where we carry fewer (solution files)
+    kernels: ItemKernels | None = None  # a type with kernels of its own: its group is an items.compiled group
 
     @property
     def name(self) -> str:
@@ -68,6 +71,11 @@ class ItemType:
                     if self.group is not None and not callable(getattr(self.group, m, None))]
         elif self.markers or self.explicit or self.motion_coordinate:
             out.append("a body takes no markers, explicit rule or motion coordinate")
+        if self.kernels is not None:
+            if getattr(self.group, "KERNELS", None) is not self.kernels:
+                out.append("its group is no items.compiled group with these KERNELS")
+            if self.role == "force" and self.kernels.jacobians is None:
+                out.append("a force type's kernels need jacobians")
         if self.motion_coordinate is not None and (self.role != "constraint"
                                                    or self.motion_coordinate not in MOTION_COORDINATES):
             out.append(f"motion_coordinate {self.motion_coordinate!r}: a constraint's one of {MOTION_COORDINATES}")

@@ -20,8 +20,8 @@ import time
 
 import numpy as np
 
-from ..kernels import (CONVERGED, GIVE_UP, RESTART, jit, kinematics, motion_rows, newton_parameters, newton_rules,
-                       newton_update, residual, rigid_mass_matrices, rigid_quadratic_velocity_jacobians,
+from ..kernels import (CONVERGED, GIVE_UP, RESTART, compiled_matrix, jit, kinematics, motion_rows, newton_parameters,
+                       newton_rules, newton_update, residual, rigid_mass_matrices, rigid_quadratic_velocity_jacobians,
                        spring_jacobians, work)
 
 # return codes of run_steps
@@ -51,7 +51,8 @@ def _assemble(A, model, kin, w, mass_factor, k_factor, d_factor, level_factor, v
               acceleration_factor):
     """J̃ = mass_factor·M − k_factor·∂f/∂q − d_factor·∂f/∂v, C_qᵀ, level_factor·C_q (velocity_factor·C_q
     for velocity-level rows, acceleration_factor·C_q for acceleration-level motions) and the (λ, λ)
-    diagonal of inactive joints, summed in the order of System.newton_matrix_values."""
+    diagonal of inactive joints, summed in the order of System.newton_matrix_values; item types with kernels
+    of their own last (kernels.compiled_matrix)."""
     m = model
     mcols, b_frame, b_cols, b_mass, b_com, b_inertia = m.mcols, m.b_frame, m.b_cols, m.b_mass, m.b_com, m.b_inertia
     s_m0, s_m1, s_k, s_d, s_L0, s_fa, s_voff, s_active = m.s_m0, m.s_m1, m.s_k, m.s_d, m.s_L0, m.s_fa, m.s_voff, \
@@ -157,6 +158,8 @@ def _assemble(A, model, kin, w, mass_factor, k_factor, d_factor, level_factor, v
             if c < n2:
                 A[c, row] += w.mo_C[k, j]
                 A[row, c] += w.mo_C[k, j] * factor
+    compiled_matrix(A, m.x_forces, m.x_constraints, kin, k_factor, d_factor, level_factor, velocity_factor,
+                    acceleration_factor)
 
 
 @jit
