@@ -61,6 +61,26 @@ def mass_point(connector: dict, solver: str = "GeneralizedAlpha") -> dict:
     }
 
 
+def planar_double_pendulum() -> dict:
+    """Two planar rigid bodies (RigidBody2D) on JointRevolute2D joints under gravity (issue 13's planar family)."""
+    link = lambda k: {"nodeType": "RigidBody2D", "referenceCoordinates": [0.5 + k, 0.0, 0.0]}  # noqa: E731
+    body = lambda k: {"objectType": "RigidBody2D", "nodeNumber": k, "mass": 1.0, "inertia": 1.0 / 12}  # noqa: E731
+    at = lambda b, x: {"markerType": "BodyPosition", "bodyNumber": b, "localPosition": [x, 0, 0]}  # noqa: E731
+    return {
+        "nodes": [link(0), link(1)],
+        "objects": [{"objectType": "Ground"}, body(0), body(1),
+                    {"objectType": "JointRevolute2D", "markerNumbers": [0, 1]},
+                    {"objectType": "JointRevolute2D", "markerNumbers": [2, 3]}],
+        "markers": [at(0, 0.0), at(1, -0.5), at(1, 0.5), at(2, -0.5),
+                    {"markerType": "BodyMass", "bodyNumber": 1}, {"markerType": "BodyMass", "bodyNumber": 2}],
+        "loads": [{"loadType": "MassProportional", "markerNumber": m, "loadVector": [0, -9.81, 0]} for m in (4, 5)],
+        "sensors": [{"sensorType": "Node", "nodeNumber": 1, "outputVariableType": "Position"}],
+        "simulationSettings": {"timeIntegration": {"endTime": 2.0, "numberOfSteps": 2000},
+                               "solution": {"sensors": {"writePeriod": 0.01}}},
+        "solve": {"type": "Dynamic", "solverType": "GeneralizedAlpha"},
+    }
+
+
 CARTESIAN = {"objectType": "ConnectorCartesianSpringDamper", "stiffness": [500.0, 500.0, 500.0],
              "damping": [2.0, 2.0, 2.0], "offset": [1.0, 0, 0]}
 SPRING = {"objectType": "ConnectorSpringDamper", "stiffness": 500.0, "damping": 2.0, "referenceLength": 1.0}
@@ -72,6 +92,7 @@ MODELS = {  # name: model document, or a function making one
     "mass_point_cartesian": lambda: mass_point(CARTESIAN),
     "explicit_midpoint": lambda: mass_point(SPRING, "ExplicitMidpoint"),
     "slider_crank": CASES / "slider_crank" / "model.json",
+    "planar_double_pendulum": planar_double_pendulum,
     "chain_1": EXAMPLES / "chain_1" / "model.json",
     "chain_10": EXAMPLES / "chain_10" / "model.json",
     "chain_50": EXAMPLES / "chain_50" / "model.json",

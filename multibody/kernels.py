@@ -34,7 +34,8 @@ class Model(NamedTuple):
     fcols: np.ndarray  # (nF,7) the coordinates of each frame
     fpos_ref: np.ndarray  # (nF,3) reference position
     ftheta_ref: np.ndarray  # (nF,4) reference Euler parameters
-    f_is_ep: np.ndarray  # (nF,) the frame has rotation coordinates
+    f_is_ep: np.ndarray  # (nF,) the frame has Euler-parameter rotation coordinates
+    f_is_2d: np.ndarray  # (nF,) a planar frame: columns x, y, -, φ (its θ is [φ, 0, 0, 0])
     mframe: np.ndarray  # (nm,) each marker's frame
     mlocal: np.ndarray  # (nm,3) marker position in its frame
     mrot: np.ndarray  # (nm,3,3) marker rotation in its frame (localHT)
@@ -46,9 +47,10 @@ class Model(NamedTuple):
     b_mass: np.ndarray
     b_com: np.ndarray
     b_inertia: np.ndarray  # (nb,3,3)
-    # mass points
+    # bodies with a constant diagonal mass matrix: mass points diag(m, m, m) on x, y, z, planar
+    # rigid bodies diag(m, m, J) on x, y, φ
     p_cols: np.ndarray  # (np,3)
-    p_mass: np.ndarray
+    p_mass: np.ndarray  # (np,3)
     # loads: l_kind 0 a force (on the marker's position), 1 a torque (on its rotation), 2 a coordinate
     # load (l_vec[k,0] on coordinate l_coord[k]); body-fixed vectors are rotated by the marker frame
     l_kind: np.ndarray
@@ -88,7 +90,7 @@ class Model(NamedTuple):
     j_m1: np.ndarray
     j_R0: np.ndarray
     j_R1: np.ndarray
-    j_kinds: np.ndarray  # (nj,nr) row kind: 0 "t", 1 "tg", 2 "r"
+    j_kinds: np.ndarray  # (nj,nr) row kind: 0 "t", 1 "tg", 2 "r", 3 "t1"
     j_ri: np.ndarray
     j_rj: np.ndarray
     j_nrows: np.ndarray  # (nj,) rows of each joint
@@ -126,10 +128,10 @@ class Kin(NamedTuple):
     """The kinematics of one state (System.Kinematics' arrays; q, v with the dummy slot)."""
     q: np.ndarray
     v: np.ndarray
-    theta: np.ndarray  # (nF,4)
+    theta: np.ndarray  # (nF,4) the frame's rotation coordinates (Euler parameters, or [φ, 0, 0, 0])
     theta_t: np.ndarray
     fA: np.ndarray  # (nF,3,3)
-    fG: np.ndarray  # (nF,3,4)
+    fG: np.ndarray  # (nF,3,4) ω = G θ̇ (a planar frame: e_z in column 0)
     fGbar: np.ndarray
     fpos: np.ndarray
     fvel: np.ndarray
@@ -386,7 +388,8 @@ def kinematics(q, v, model, kin):
     """Frames of nodes and grounds, then markers (System.kinematics), into kin (allocated by the
     caller: returning 16 arrays from a compiled function costs more than the loops); q, v without
     the dummy slot, kin.q, kin.v with it."""
-    fcols, fpos_ref, ftheta_ref, f_is_ep = model.fcols, model.fpos_ref, model.ftheta_ref, model.f_is_ep
+    fcols, fpos_ref, ftheta_ref, f_is_ep, f_is_2d = model.fcols, model.fpos_ref, model.ftheta_ref, model.f_is_ep, \
+        model.f_is_2d
     mframe, mlocal, mrot, mrot_identity = model.mframe, model.mlocal, model.mrot, model.mrot_identity
     qx, vx, theta, theta_t, fA, fG, fGbar = kin.q, kin.v, kin.theta, kin.theta_t, kin.fA, kin.fG, kin.fGbar
     fpos, fvel, fomega, pos, rot, vel, omega, Jpos, Jrot = kin.fpos, kin.fvel, kin.fomega, kin.pos, kin.rot, \
@@ -406,6 +409,16 @@ def kinematics(q, v, model, kin):
         for i in range(4):
             theta[f, i] = ftheta_ref[f, i] + qx[fcols[f, 3 + i]]
             theta_t[f, i] = vx[fcols[f, 3 + i]]
+        if f_is_2d[f]:  # A = rotation by φ about z; G = Ḡ = e_z on the φ column, so the marker
+            # Jacobians below become e_z × (A b) and e_z, and ω = [0, 0, φ̇]
+            c, s = np.cos(theta[f, 0]), np.sin(theta[f, 0])
+            fA[f] = 0.0
+            fA[f, 0, 0], fA[f, 0, 1], fA[f, 1, 0], fA[f, 1, 1], fA[f, 2, 2] = c, -s, s, c, 1.0
+            fG[f] = 0.0
+            fG[f, 2, 0] = 1.0
+            fGbar[f] = fG[f]
+            fomega[f, 0], fomega[f, 1], fomega[f, 2] = 0.0, 0.0, theta_t[f, 0]
+            continue
         _ep_frame(theta[f], fA[f], G, Gb)
         if f_is_ep[f]:  # G, Ḡ and ω are zero on frames without rotation coordinates
             fG[f] = G
@@ -655,7 +668,7 @@ def _joint_frames(rot, pos, vel, R0, R1, p, q_, A0, A1, dp, dv):
 @jit
 def joint_rows(rot, pos, vel, omega, Jpos, Jrot, m0, m1, R0, R1, kinds, ri, rj, nrows, velocity_level):
     """(g (n,R), C (n,R,14)) of frame-joint rows (the row kinds of items/frame_joint.py): per joint k its
-    first nrows[k] rows of kinds[k] (0 "t", 1 "tg", 2 "r") with axis indices ri[k] (and rj[k] for "r");
+    first nrows[k] rows of kinds[k] (0 "t", 1 "tg", 2 "r", 3 "t1") with axis indices ri[k] (and rj[k] for "r");
     rows past nrows[k] (joints of several types in one table) are left unset."""
     n, nr = m0.shape[0], kinds.shape[1]
     g = np.empty((n, nr))
@@ -683,18 +696,21 @@ def joint_rows_into(g, C, mats, vecs, rot, pos, vel, omega, Jpos, Jrot, m0, m1, 
                     C[k, r, j] = -Jpos[p, c, j]
                     C[k, r, 7 + j] = Jpos[q_, c, j]
                 g[k, r] = dv[c] if velocity_level else dp[c]
-            elif kind == 0:
+            elif kind == 0 or kind == 3:  # Δp along an axis a of J0 ("t") or of J1 ("t1", turning with marker 1)
+                m, Af, wf = (p, A0, w0) if kind == 0 else (q_, A1, w1)
                 for i in range(3):
-                    a[i] = A0[i, ri[k, r]]
+                    a[i] = Af[i, ri[k, r]]
                 w[0] = a[1] * dp[2] - a[2] * dp[1]
                 w[1] = a[2] * dp[0] - a[0] * dp[2]
                 w[2] = a[0] * dp[1] - a[1] * dp[0]
                 for j in range(7):
-                    C[k, r, j] = -(a[0] * Jpos[p, 0, j] + a[1] * Jpos[p, 1, j] + a[2] * Jpos[p, 2, j]) \
-                        + (w[0] * Jrot[p, 0, j] + w[1] * Jrot[p, 1, j] + w[2] * Jrot[p, 2, j])
-                    C[k, r, 7 + j] = a[0] * Jpos[q_, 0, j] + a[1] * Jpos[q_, 1, j] + a[2] * Jpos[q_, 2, j]
+                    c0 = -(a[0] * Jpos[p, 0, j] + a[1] * Jpos[p, 1, j] + a[2] * Jpos[p, 2, j])
+                    c1 = a[0] * Jpos[q_, 0, j] + a[1] * Jpos[q_, 1, j] + a[2] * Jpos[q_, 2, j]
+                    rw = w[0] * Jrot[m, 0, j] + w[1] * Jrot[m, 1, j] + w[2] * Jrot[m, 2, j]  # δa = (Γ δq) × a
+                    C[k, r, j] = c0 + rw if kind == 0 else c0
+                    C[k, r, 7 + j] = c1 if kind == 0 else c1 + rw
                 if velocity_level:
-                    g[k, r] = (a[0] * dv[0] + a[1] * dv[1] + a[2] * dv[2]) + _cross_dot(w0, a, dp)
+                    g[k, r] = (a[0] * dv[0] + a[1] * dv[1] + a[2] * dv[2]) + _cross_dot(wf, a, dp)
                 else:
                     g[k, r] = a[0] * dp[0] + a[1] * dp[1] + a[2] * dp[2]
             else:
@@ -1020,7 +1036,7 @@ def residual(t, a, lam, velocity_level, model, kin, w):
     for k in range(m.p_mass.shape[0]):
         for i in range(3):
             c = m.p_cols[k, i]
-            tmp[c] += m.p_mass[k] * a[c]
+            tmp[c] += m.p_mass[k, i] * a[c]
     for i in range(n2):
         rq[i] = tmp[i] - f[i]
     cf[:] = 0.0

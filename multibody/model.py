@@ -35,9 +35,9 @@ LOAD_MARKERS = {
     "MassProportional": ({"BodyMass"}, "a BodyMass marker"),
     "Coordinate": (COORDINATE_MARKERS, "a NodeCoordinate marker"),
 }
-MARKER_NODES = {"NodeRigid": {"RigidBodyEP"}, "NodePosition": {"RigidBodyEP", "Point", "PointGround"},  # -> nodes
-                "NodeCoordinate": {"RigidBodyEP", "Point", "PointGround"}}
-NODE_COORDINATES = {"RigidBodyEP": 7, "Point": 3, "PointGround": 0}
+MARKER_NODES = {"NodeRigid": {"RigidBodyEP", "RigidBody2D"},  # marker type -> nodes
+                "NodePosition": {"RigidBodyEP", "RigidBody2D", "Point", "PointGround"},
+                "NodeCoordinate": {"RigidBodyEP", "RigidBody2D", "Point", "PointGround"}}
 
 
 def build_motion_law(spec, path: str, name: str, budget=None):
@@ -86,7 +86,7 @@ class LoadedModel:
         return {"name": doc.name, "nodes": len(doc.nodes), "objects": len(doc.objects),
                 "markers": len(doc.markers), "loads": len(doc.loads), "sensors": len(doc.sensors),
                 "motions": len(doc.motions), "solve": doc.solve.model_dump(),
-                "coordinates": sum(NODE_COORDINATES[n.nodeType] for n in doc.nodes)}
+                "coordinates": sum(S.NODE_COORDINATES[n.nodeType] for n in doc.nodes)}
 
 
 def _raw_item_name(doc: dict, kind: str, index: int) -> str:
@@ -344,7 +344,7 @@ class _Checker:
                 self.refs[("markers", i, "nodeNumber")] = n
                 if t == "NodeCoordinate" and n is not None:
                     node_type = self.doc.nodes[n].nodeType
-                    nc = 3 if node_type == "PointGround" else NODE_COORDINATES[node_type]  # ground x, y, z read 0
+                    nc = 3 if node_type == "PointGround" else S.NODE_COORDINATES[node_type]  # ground x, y, z read 0
                     if "coordinate" not in mk.model_fields_set:
                         self.problem("markers", i, ".coordinate", f"missing: which coordinate of {self.names['nodes'][n]} "
                                                                   f"(0..{nc - 1})")

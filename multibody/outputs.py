@@ -8,7 +8,7 @@ import numpy as np
 
 from .items import OBJECT_OUTPUTS, of_role
 from .output_kernels import empty_rows, row_bytes, row_kinematics
-from .rotations import cross, ep_rotation, homogeneous_transformation, matvec, tait_bryan_xyz
+from .rotations import cross, homogeneous_transformation, matvec, tait_bryan_xyz
 from . import schema as S
 from .values import Problem, SensorSeries, did_you_mean
 
@@ -16,6 +16,9 @@ EP_NODE_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration", "Coor
                    "Coordinates_tt", "CoordinatesTotal", "RotationMatrix", "Rotation", "AngularVelocity",
                    "AngularVelocityLocal", "AngularAcceleration", "AngularAccelerationLocal",
                    "HomogeneousTransformation")
+NODE_2D_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration", "Coordinates", "Coordinates_t",
+                   "Coordinates_tt", "CoordinatesTotal", "RotationMatrix", "Rotation", "AngularVelocity",
+                   "AngularVelocityLocal", "AngularAcceleration", "HomogeneousTransformation")
 POINT_GROUND_OUTPUTS = ("Position", "Displacement", "Velocity")
 POINT_NODE_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration", "Coordinates", "Coordinates_t",
                       "Coordinates_tt", "CoordinatesTotal")
@@ -43,7 +46,8 @@ def columns(var: str, n: int) -> list[str]:
 
 MOTION_OUTPUTS = ("Coordinate", "Coordinate_t", "Coordinate_tt", "Force")
 OUTPUT_VARIABLES: dict[str, dict[str, tuple[str, ...]]] = {  # list -> item type -> its output variables
-    "nodes": {"RigidBodyEP": EP_NODE_OUTPUTS, "Point": POINT_NODE_OUTPUTS, "PointGround": POINT_GROUND_OUTPUTS},
+    "nodes": {"RigidBodyEP": EP_NODE_OUTPUTS, "Point": POINT_NODE_OUTPUTS, "PointGround": POINT_GROUND_OUTPUTS,
+              "RigidBody2D": NODE_2D_OUTPUTS},
     "objects": OBJECT_OUTPUTS,
     "markers": {"BodyRigid": RIGID_MARKER_OUTPUTS, "NodeRigid": RIGID_MARKER_OUTPUTS,
                 "BodyPosition": POSITION_MARKER_OUTPUTS, "NodePosition": POSITION_MARKER_OUTPUTS,
@@ -221,47 +225,58 @@ class SensorSet:
         motion = ref("motionNumber")
         return lambda kin, lam: s.motions.output(motion, var, kin, lam)
 
+    def frame_accelerations(self, f: int, kin) -> np.ndarray:
+        """(rows, 7) the accelerations of frame f's 7 columns (0 on the dummy slot: a ground frame,
+        a planar frame's z and unused rotation columns)."""
+        a = np.concatenate([kin.a, np.zeros((len(kin.a), 1))], axis=1)
+        return a[:, self.system.fcols[f]]
+
     def node_output(self, node: int, var: str, kin):
         s = self.system
         off, n = s.node_offset[node], s.node_ncoords[node]
         q, v, acc = kin.q[:, off:off + n], kin.v[:, off:off + n], kin.a[:, off:off + n]
         f = s.frame_of_node[node]
+        a7 = lambda: self.frame_accelerations(f, kin)  # noqa: E731
         table = {
-            "Position": lambda: kin.fpos[:, f], "Displacement": lambda: q[:, :3] if n else np.zeros((len(q), 3)),
+            "Position": lambda: kin.fpos[:, f], "Displacement": lambda: kin.q[:, s.fcols[f, :3]],
             "Velocity": lambda: kin.fvel[:, f],
-            "Acceleration": lambda: acc[:, :3], "Coordinates": lambda: q, "Coordinates_t": lambda: v,
+            "Acceleration": lambda: a7()[:, :3], "Coordinates": lambda: q, "Coordinates_t": lambda: v,
             "Coordinates_tt": lambda: acc, "CoordinatesTotal": lambda: s.q_ref[off:off + n] + q,
             "RotationMatrix": lambda: kin.fA[:, f], "Rotation": lambda: tait_bryan_xyz(kin.fA[:, f]),
             "AngularVelocity": lambda: kin.fomega[:, f],
             "AngularVelocityLocal": lambda: matvec(kin.fGbar[:, f], kin.theta_t[:, f]),
-            "AngularAcceleration": lambda: matvec(kin.fG[:, f], acc[:, 3:]),
-            "AngularAccelerationLocal": lambda: matvec(kin.fGbar[:, f], acc[:, 3:]),
+            "AngularAcceleration": lambda: matvec(kin.fG[:, f], a7()[:, 3:]),
+            "AngularAccelerationLocal": lambda: matvec(kin.fGbar[:, f], a7()[:, 3:]),
             "HomogeneousTransformation": lambda: homogeneous_transformation(kin.fA[:, f], kin.fpos[:, f]),
         }
+        if s.f_is_2d[f] and var == "Rotation":  # Exudyn: [0, 0, φ] with the reference, not wrapped
+            return np.stack([np.zeros(len(q)), np.zeros(len(q)), kin.theta[:, f, 0]], axis=-1)
         return table[var]()
 
     def body_output(self, f: int, coords: slice, local: np.ndarray, var: str, kin):
         """A point at `local` on the body of frame f, whose node has the coordinates `coords`
         (none for a ground)."""
         s = self.system
-        acc = np.zeros(kin.t.shape + (7,))
-        acc[:, :coords.stop - coords.start] = kin.a[:, coords]
+        acc = self.frame_accelerations(f, kin)
         A = kin.fA[:, f]
         wbar = matvec(kin.fGbar[:, f], kin.theta_t[:, f])
         alpha_bar = matvec(kin.fGbar[:, f], acc[:, 3:])
         r = matvec(A, local)
+        accel = lambda: acc[:, :3] + matvec(A, cross(alpha_bar, local) + cross(wbar, cross(wbar, local)))  # noqa: E731
         table = {
             "Position": lambda: kin.fpos[:, f] + r,
-            "Displacement": lambda: kin.fpos[:, f] + r - (s.fpos_ref[f] + ep_rotation(s.ftheta_ref[f]) @ local),
+            "Displacement": lambda: kin.fpos[:, f] + r - (s.fpos_ref[f] + s.fA_ref[f] @ local),
             "Velocity": lambda: kin.fvel[:, f] + matvec(A, cross(wbar, local)),
             "VelocityLocal": lambda: matvec(A.swapaxes(-1, -2), kin.fvel[:, f] + matvec(A, cross(wbar, local))),
-            "Acceleration": lambda: acc[:, :3] + matvec(A, cross(alpha_bar, local) + cross(wbar, cross(wbar, local))),
+            "Acceleration": accel, "AccelerationLocal": lambda: matvec(A.swapaxes(-1, -2), accel()),
             "RotationMatrix": lambda: A, "Rotation": lambda: tait_bryan_xyz(A),
             "AngularVelocity": lambda: kin.fomega[:, f], "AngularVelocityLocal": lambda: wbar,
             "AngularAcceleration": lambda: matvec(kin.fG[:, f], acc[:, 3:]),
             "AngularAccelerationLocal": lambda: alpha_bar,
             "HomogeneousTransformation": lambda: homogeneous_transformation(A, kin.fpos[:, f] + r),  # at `local`
         }
+        if s.f_is_2d[f] and var == "Rotation":  # Exudyn 1.13.6: the coordinate φ, without the reference
+            return kin.q[:, coords][:, 2]
         return table[var]()
 
     def marker_output(self, m: int, var: str, kin):

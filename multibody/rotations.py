@@ -32,6 +32,15 @@ def ep_rotation(t: np.ndarray) -> np.ndarray:
     return a
 
 
+def rotation_z(phi) -> np.ndarray:
+    """The rotation by φ about z (a planar node's frame), φ (...) -> (...,3,3)."""
+    phi = np.asarray(phi, float)
+    c, s = np.cos(phi), np.sin(phi)
+    a = np.zeros(phi.shape + (3, 3))
+    a[..., 0, 0], a[..., 0, 1], a[..., 1, 0], a[..., 1, 1], a[..., 2, 2] = c, -s, s, c, 1.0
+    return a
+
+
 def rotation_to_ep(r: np.ndarray) -> np.ndarray:
     """Unit Euler parameters of a rotation matrix (3,3) (Shepperd's method, θ0 >= 0)."""
     tr = np.trace(r)

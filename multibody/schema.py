@@ -17,6 +17,7 @@ from .values import did_you_mean
 
 
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
+Vector2 = Annotated[list[FiniteFloat], Field(min_length=2, max_length=2)]
 Vector3 = Annotated[list[FiniteFloat], Field(min_length=3, max_length=3)]
 Vector4 = Annotated[list[FiniteFloat], Field(min_length=4, max_length=4)]
 Vector6 = Annotated[list[FiniteFloat], Field(min_length=6, max_length=6)]
@@ -132,7 +133,19 @@ class NodePointGround(Item):
     """[x, y, z] position of the ground point"""
 
 
-Node = Annotated[Union[NodeRigidBodyEP, NodePoint, NodePointGround], Field(discriminator="nodeType")]
+class NodeRigidBody2D(Item):
+    """A planar rigid-body node: x, y and the rotation φ about the z axis."""
+    nodeType: Literal["RigidBody2D"]
+    referenceCoordinates: Vector3 = Field(default_factory=lambda: [0.0] * 3)
+    """[x, y, φ] reference position and rotation about z (rad)"""
+    initialCoordinates: Vector3 = Field(default_factory=lambda: [0.0] * 3)
+    """[x, y, φ] at startTime, added to the reference"""
+    initialVelocities: Vector3 = Field(default_factory=lambda: [0.0] * 3)
+    """[vx, vy, ω] at startTime"""
+
+
+NODE_COORDINATES = {"RigidBodyEP": 7, "RigidBody2D": 3, "Point": 3, "PointGround": 0}  # ODE2 coordinates per node
+Node = Annotated[Union[NodeRigidBodyEP, NodePoint, NodePointGround, NodeRigidBody2D], Field(discriminator="nodeType")]
 
 
 # ---------------------------------------------------------------------------------- objects
@@ -171,6 +184,27 @@ class ObjectMassPoint(Item):
     """mass in kg; must be positive"""
 
 
+class ObjectRigidBody2D(Item):
+    """A planar rigid body on a RigidBody2D node at its center of mass: M = diag(m, m, J)."""
+    objectType: Literal["RigidBody2D"]
+    nodeNumber: Ref = -1
+    """its RigidBody2D node (index or name)"""
+    mass: FiniteFloat = 0.0
+    """mass in kg; must be positive"""
+    inertia: FiniteFloat = 0.0
+    """moment of inertia about the z axis through the node (kg m²); must be positive"""
+    centerOfMass: Vector2 = Field(default_factory=lambda: [0.0] * 2)
+    """center of mass relative to the node, body axes; only [0, 0] (the node at the center of mass)"""
+
+    @field_validator("centerOfMass")
+    @classmethod
+    def at_node(cls, v: list[float]) -> list[float]:
+        if v != [0.0, 0.0]:
+            raise ValueError("a center of mass away from the node is not supported; put the node at the "
+                             "center of mass (centerOfMass [0, 0]) and the markers relative to it")
+        return v
+
+
 class _Connector(Item):
     markerNumbers: Annotated[list[Ref], Field(min_length=2, max_length=2)] = Field(default_factory=lambda: [-1, -1])
     """[marker 0, marker 1]: the two markers it connects (index or name)"""
@@ -196,6 +230,23 @@ class ObjectJointPrismaticX(_RotationMarkers):
 
 class ObjectJointRevoluteZ(_RotationMarkers):
     objectType: Literal["JointRevoluteZ"]
+
+
+class ObjectJointRevolute2D(_Connector):
+    """A planar revolute joint: the x and y of marker 1's position equal those of marker 0 (position markers)."""
+    objectType: Literal["JointRevolute2D"]
+
+
+class ObjectJointPrismatic2D(_Connector):
+    """A planar prismatic joint between two rigid-body markers: (p1 - p0)ᵀ A1 n1 = 0 and, with
+    constrainRotation, (A0 t0)ᵀ A1 n1 = 0 (t0 = axisMarker0, n1 = normalMarker1; neither normalized)."""
+    objectType: Literal["JointPrismatic2D"]
+    axisMarker0: Vector3 = Field(default_factory=lambda: [1.0, 0.0, 0.0])
+    """the sliding axis t0 in marker 0's frame"""
+    normalMarker1: Vector3 = Field(default_factory=lambda: [0.0, 1.0, 0.0])
+    """the normal n1 to the sliding axis in marker 1's frame"""
+    constrainRotation: bool = True
+    """also hold the relative rotation (false: marker 1 may turn; its multiplier stays 0)"""
 
 
 class ObjectJointSpherical(_Connector):
@@ -275,8 +326,8 @@ class ObjectConnectorCoordinate(_Connector):
 
 
 Object = Annotated[Union[
-    ObjectGround, ObjectRigidBody, ObjectMassPoint, ObjectJointPrismaticX, ObjectJointRevoluteZ,
-    ObjectJointSpherical, ObjectJointGeneric, ObjectConnectorSpringDamper,
+    ObjectGround, ObjectRigidBody, ObjectMassPoint, ObjectRigidBody2D, ObjectJointPrismaticX, ObjectJointRevoluteZ,
+    ObjectJointRevolute2D, ObjectJointPrismatic2D, ObjectJointSpherical, ObjectJointGeneric, ObjectConnectorSpringDamper,
     ObjectConnectorCartesianSpringDamper, ObjectConnectorCoordinateSpringDamper, ObjectConnectorCoordinate,
 ], Field(discriminator="objectType")]
 
@@ -285,7 +336,7 @@ Object = Annotated[Union[
 class MarkerBodyRigid(Item):
     markerType: Literal["BodyRigid"]
     bodyNumber: Ref = -1
-    """the body (RigidBody or Ground; index or name)"""
+    """the body (RigidBody, RigidBody2D or Ground; index or name)"""
     localPosition: Vector3 | None = None
     """position in body coordinates"""
     localHT: HT | None = None
@@ -317,7 +368,7 @@ class MarkerNodeCoordinate(Item):
 class MarkerNodeRigid(Item):
     markerType: Literal["NodeRigid"]
     nodeNumber: Ref = -1
-    """the RigidBodyEP node (index or name)"""
+    """the RigidBodyEP or RigidBody2D node (index or name)"""
     localHT: HT | None = None
     """frame relative to the node's frame"""
 

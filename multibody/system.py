@@ -8,7 +8,8 @@ lives in the solver. One evaluation runs fixed stages over all items at once:
     mass / forces             rigid bodies, mass points, connectors, loads (vectorized per type)
     constraints               g, C_q per constraint group (vectorized per type)
 
-Coordinates: ODE2 vector q of all nodes (7 per Euler-parameter node, 3 per point node), and
+Coordinates: ODE2 vector q of all nodes (7 per Euler-parameter node, 3 per point node and per
+planar rigid-body node: x, y, φ), and
 one extra "dummy" slot at index n2 that ground markers point at, so every marker has a fixed
 7-column block and no item needs a branch for ground.
 """
@@ -43,7 +44,7 @@ class System:
         off = 0
         for i, node in enumerate(doc.nodes):
             self.node_offset[i] = off
-            self.node_ncoords[i] = {"RigidBodyEP": 7, "Point": 3, "PointGround": 0}[node.nodeType]
+            self.node_ncoords[i] = S.NODE_COORDINATES[node.nodeType]
             off += self.node_ncoords[i]
         self.n2 = off
         self.dummy = off
@@ -66,8 +67,15 @@ class System:
         self.fpos_ref = np.zeros((nF, 3))
         self.ftheta_ref = np.tile([1.0, 0.0, 0.0, 0.0], (nF, 1))
         self.f_is_ep = np.zeros(nF, dtype=bool)
+        self.f_is_2d = np.zeros(nF, dtype=bool)
         for i, node in enumerate(doc.nodes):
             n = self.node_ncoords[i]
+            if node.nodeType == "RigidBody2D":  # x, y, -, φ: the frame's translation and rotation columns
+                self.f_is_2d[i] = True
+                self.fcols[i, [0, 1, 3]] = self.node_offset[i] + np.arange(3)
+                self.fpos_ref[i] = [*node.referenceCoordinates[:2], 0.0]
+                self.ftheta_ref[i] = [node.referenceCoordinates[2], 0.0, 0.0, 0.0]
+                continue
             self.fcols[i, :n] = self.node_offset[i] + np.arange(n)
             self.fpos_ref[i] = node.referenceCoordinates[:3]
             if node.nodeType == "RigidBodyEP":
@@ -77,6 +85,8 @@ class System:
             pos, rot = ground_pose(doc.objects[g])
             self.fpos_ref[f] = pos
             self.ftheta_ref[f] = R.rotation_to_ep(rot)
+        self.fA_ref = np.array([R.rotation_z(th[0]) if is_2d else R.ep_rotation(th)
+                                for th, is_2d in zip(self.ftheta_ref, self.f_is_2d)]).reshape(nF, 3, 3)
         # ---------------------------------------------------------------- markers
         nm = len(doc.markers)
         self.mframe = np.zeros(nm, dtype=int)
@@ -100,7 +110,7 @@ class System:
             elif mk.markerType == "BodyMass":
                 body = doc.objects[loaded.ref("markers", m, "bodyNumber")]
                 self.mweight[m] = body.mass
-                if body.objectType == "RigidBody":
+                if body.objectType == "RigidBody":  # a RigidBody2D has its node at the center of mass
                     self.mlocal[m] = body.centerOfMass
             elif mk.markerType == "NodeCoordinate":
                 node = loaded.ref("markers", m, "nodeNumber")
@@ -160,6 +170,7 @@ class System:
             return out
         fields = dict(
             fcols=self.fcols, fpos_ref=self.fpos_ref, ftheta_ref=self.ftheta_ref, f_is_ep=self.f_is_ep,
+            f_is_2d=self.f_is_2d,
             mframe=self.mframe, mlocal=self.mlocal, mrot=self.mrot, mrot_identity=self.mrot_identity,
             mcols=self.mcols, b_frame=b.frame, b_cols=b.cols, b_mass=b.mass, b_com=b.com, b_inertia=b.inertia,
             p_cols=self.mass_points.cols, p_mass=self.mass_points.mass,

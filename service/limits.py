@@ -10,7 +10,7 @@ import multibody
 from store.config import Settings
 
 from multibody.limits import MAX_NESTING_DEPTH, json_shape
-from multibody.model import NODE_COORDINATES
+from multibody.schema import NODE_COORDINATES
 
 from .errors import ApiError, JSONResponse, error_body, join_path
 

@@ -1,4 +1,4 @@
-"""Bodies: inertia of rigid bodies (Euler-parameter nodes) and mass points, and the
+"""Bodies: inertia of rigid bodies (Euler-parameter nodes), mass points and planar rigid bodies, and the
 Euler-parameter normalization constraint of each RigidBodyEP node."""
 from __future__ import annotations
 
@@ -12,6 +12,9 @@ RIGID_BODY_OUTPUTS = ("Position", "Displacement", "Velocity", "VelocityLocal", "
                       "Rotation", "AngularVelocity", "AngularVelocityLocal", "AngularAcceleration",
                       "AngularAccelerationLocal", "HomogeneousTransformation")
 POINT_BODY_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration")
+RIGID_BODY_2D_OUTPUTS = ("Position", "Displacement", "Velocity", "VelocityLocal", "Acceleration", "AccelerationLocal",
+                         "RotationMatrix", "Rotation", "AngularVelocity", "AngularVelocityLocal", "AngularAcceleration",
+                         "AngularAccelerationLocal", "HomogeneousTransformation")
 
 
 def _block_pattern(cols: np.ndarray):
@@ -65,22 +68,27 @@ class RigidBodies:
 
 
 class MassPoints:
-    """ObjectMassPoint: M = m I on the node's 3 coordinates."""
+    """The bodies with a constant diagonal mass matrix on their node's 3 coordinates:
+    ObjectMassPoint M = m I on x, y, z; ObjectRigidBody2D M = diag(m, m, J) on x, y, φ (its node at
+    the center of mass: no quadratic velocity terms)."""
 
     def __init__(self, system):
         doc = system.loaded.document
-        self.objects = [i for i, o in enumerate(doc.objects) if o.objectType == "MassPoint"]
+        self.objects = [i for i, o in enumerate(doc.objects) if o.objectType in ("MassPoint", "RigidBody2D")]
         n = self.size = len(self.objects)
         nodes = [system.loaded.ref("objects", i, "nodeNumber") for i in self.objects]
         self.frame = np.array([system.frame_of_node[k] for k in nodes], dtype=int)
-        self.cols = system.fcols[self.frame][:, :3] if n else np.zeros((0, 3), int)
-        self.mass = np.array([doc.objects[i].mass for i in self.objects], float)
+        # a planar frame's columns are x, y, -, φ (System.fcols)
+        self.cols = np.array([system.fcols[f][[0, 1, 3]] if system.f_is_2d[f] else system.fcols[f][:3]
+                              for f in self.frame], dtype=int).reshape(n, 3)
+        self.mass = np.array([[o.mass, o.mass, o.inertia if o.objectType == "RigidBody2D" else o.mass]
+                              for o in (doc.objects[i] for i in self.objects)], float).reshape(n, 3)
 
     def mass_pattern(self):
         return _block_pattern(self.cols)
 
     def mass_values(self) -> np.ndarray:
-        return (self.mass[:, None, None] * np.eye(3)).ravel()
+        return (self.mass[:, :, None] * np.eye(3)).ravel()
 
 
 class EPNormalization:
@@ -104,4 +112,6 @@ ITEMS = (ItemType(S.ObjectGround, "body", RIGID_BODY_OUTPUTS, body_markers=froze
          ItemType(S.ObjectRigidBody, "body", RIGID_BODY_OUTPUTS, RigidBodies, nodes=frozenset({"RigidBodyEP"}),
                   body_markers=frozenset({"BodyRigid", "BodyPosition", "BodyMass"})),
          ItemType(S.ObjectMassPoint, "body", POINT_BODY_OUTPUTS, MassPoints, nodes=frozenset({"Point"}),
-                  body_markers=frozenset({"BodyPosition", "BodyMass"})))
+                  body_markers=frozenset({"BodyPosition", "BodyMass"})),
+         ItemType(S.ObjectRigidBody2D, "body", RIGID_BODY_2D_OUTPUTS, MassPoints, nodes=frozenset({"RigidBody2D"}),
+                  body_markers=frozenset({"BodyRigid", "BodyPosition", "BodyMass"})))

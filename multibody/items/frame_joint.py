@@ -2,6 +2,7 @@
 
 A joint type is a list of scalar constraint rows, each one of
     ("t", k)      k-th axis of joint frame J0 times Δp        (translation in J0 axes)
+    ("t1", k)     k-th axis of joint frame J1 times Δp        (translation in J1 axes)
     ("tg", k)     k-th global component of Δp                 (translation in global axes)
     ("r", i, j)   i-th axis of J0 times j-th axis of J1       (relative rotation)
 with Δp = p_m1 - p_m0. Index-2 (velocity-level) forms are their exact time derivatives.
@@ -45,7 +46,7 @@ class FrameJointGroup:
                            float).reshape(n, 3, 3)
         self.active = np.array([doc.objects[i].activeConnector for i in self.objects], dtype=bool)
         self.rows = self.row_specs(doc)
-        kinds = {"t": 0, "tg": 1, "r": 2}  # the row specs as per-joint arrays for kernels.joint_rows
+        kinds = {"t": 0, "tg": 1, "r": 2, "t1": 3}  # the row specs as per-joint arrays for kernels.joint_rows
         self.row_code = tuple(np.tile(np.array(code, dtype=np.int64).reshape(1, -1), (n, 1)) for code in
                               ([kinds[r[0]] for r in self.rows], [r[1] for r in self.rows],
                                [r[2] if len(r) > 2 else 0 for r in self.rows]))

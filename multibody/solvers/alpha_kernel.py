@@ -79,9 +79,9 @@ def _assemble(A, model, kin, w, mass_factor, k_factor, d_factor, level_factor, v
                 c = b_cols[k, j]
                 if c < n2:
                     A[r, c] += M[k, i, j] * mass_factor - (k_factor * qv_q[k, i, j] + d_factor * qv_v[k, i, j])
-    for k in range(m.p_mass.shape[0]):  # mass points: m I
+    for k in range(m.p_mass.shape[0]):  # mass points m I, planar rigid bodies diag(m, m, J)
         for i in range(3):
-            A[m.p_cols[k, i], m.p_cols[k, i]] += m.p_mass[k] * mass_factor
+            A[m.p_cols[k, i], m.p_cols[k, i]] += m.p_mass[k, i] * mass_factor
     if s_m0.shape[0]:
         dq, dv = spring_jacobians(pos, vel, Jpos, s_m0, s_m1, s_k, s_d, s_L0, s_fa, s_voff, s_active)
         for k in range(s_m0.shape[0]):

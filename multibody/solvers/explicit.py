@@ -215,9 +215,10 @@ def _fixed_coordinates(system, ti: dict) -> np.ndarray:
 
 
 def _masses(system) -> np.ndarray:
-    """The diagonal of M: point masses only (Euler-parameter nodes are refused), so M is constant."""
+    """The diagonal of M: point masses and planar rigid bodies only (Euler-parameter nodes are
+    refused), so M is constant."""
     mass = np.zeros(system.n2 + 1)
-    np.add.at(mass, system.mass_points.cols.ravel(), np.repeat(system.mass_points.mass, 3))
+    np.add.at(mass, system.mass_points.cols.ravel(), system.mass_points.mass.ravel())
     if not np.all(mass[:-1] != 0.0):
         raise SolverFailure("singular_matrix", "the mass matrix is singular (a node without mass)", 0.0)
     return mass[:-1]
