@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from store.models import Model
 from ...errors import ApiError, checked_id, join_path, not_found
-from store.jobs import store_model
+from store.jobs import content_hash, store_model
 from ...limits import check_json, check_model, expression_limits
 from ...schemas import ERRORS, ModelCreated
 from ..deps import ClientGone, OwnerDep, RateLimited, SessionDep, SettingsDep, rate_limited
@@ -24,10 +24,23 @@ def problems_detail(validation, prefix: str = "") -> list[dict]:
             for p in validation.problems]
 
 
+_EXPANDED_LOCK = threading.Lock()  # also guards _VERDICTS
+_VERDICTS: OrderedDict[tuple, multibody.Validation] = OrderedDict()  # passing verdicts of this process's core
+VERDICTS_CACHED = 256
+
+
 def validated(doc: Any, settings, prefix: str = "", gone: Callable[[], bool] | None = None, invalid_ok: bool = False):
     """The core's validation, or a 422 listing every problem with its path: `limit_exceeded` when
     one of them is over a limit of the service (motions, expressions, their cost), else (unless
-    `invalid_ok`) `model_invalid`. It stops when the client has gone (`gone()`)."""
+    `invalid_ok`) `model_invalid`. It stops when the client has gone (`gone()`). A document
+    that passed is not validated again by this process (its core does not change): the verdict
+    (summary and warnings) is kept by content hash and the expression limits."""
+    key = (content_hash(doc), settings.max_motions, settings.max_expressions, settings.max_expression_cost,
+           settings.max_expression_seconds)
+    with _EXPANDED_LOCK:
+        if key in _VERDICTS:
+            _VERDICTS.move_to_end(key)
+            return _VERDICTS[key]
     try:
         validation = multibody.validate_document(doc, expression_limits(settings), cancel=gone)
     except multibody.SimulationCanceled:
@@ -43,6 +56,11 @@ def validated(doc: Any, settings, prefix: str = "", gone: Callable[[], bool] | N
     if not validation.ok and not invalid_ok:
         raise ApiError(422, "model_invalid", f"the model has {len(validation.problems)} problem(s)",
                        problems_detail(validation, prefix))
+    if validation.ok:
+        with _EXPANDED_LOCK:
+            _VERDICTS[key] = multibody.Validation(True, [], validation.warnings, validation.summary)
+            while len(_VERDICTS) > VERDICTS_CACHED:
+                _VERDICTS.popitem(last=False)
     return validation
 
 
@@ -65,7 +83,6 @@ def owned_model(session, owner: str, model_id: str) -> Model:
 
 
 _EXPANDED: OrderedDict[str, str] = OrderedDict()  # model id -> expanded text; a stored model never changes
-_EXPANDED_LOCK = threading.Lock()
 EXPANDED_CACHED_CHARS = 50_000_000  # bounds the cache's memory
 
 

@@ -42,3 +42,23 @@ def test_unknown_model_is_404(client):
     answer = client.get("/v1/models/nope")
     assert answer.status_code == 404
     assert answer.json()["error"]["code"] == "not_found"
+
+
+def test_a_document_that_passed_is_not_validated_again(client, mini, monkeypatch):
+    """Validate once (issue 17): the API keeps a passing verdict by content hash; a job on the
+    same content skips the core's validation, and gives the same summary and warnings. A
+    document that failed is validated again (its problems are not kept)."""
+    import multibody
+    calls = []
+    real = multibody.validate_document
+    monkeypatch.setattr(multibody, "validate_document", lambda *a, **k: calls.append(1) or real(*a, **k))
+    doc = copy.deepcopy(mini)
+    doc["name"] = "validated once"
+    first = client.post("/v1/models", json=doc).json()
+    assert client.post("/v1/jobs", json={"model": doc}).status_code == 202
+    assert client.post("/v1/models", json=doc).json() == first
+    assert len(calls) == 1
+    broken = {**doc, "nodes": []}
+    for _ in range(2):
+        assert client.post("/v1/models", json=broken).status_code == 422
+    assert len(calls) == 3
