@@ -5,6 +5,7 @@ the API's) with the execution options and the tasks.
 """
 from __future__ import annotations
 
+import multiprocessing
 import os
 import sys
 
@@ -35,14 +36,27 @@ def worker_app(settings: Settings) -> Celery:
     return app
 
 
-@worker_init.connect
-def _compile(**_) -> None:
-    """The one-time compile of the core's kernels, before the pool starts and takes jobs (one
-    process at a time: a file lock next to numba's cache); its progress on stderr."""
+def _compile_kernels() -> None:
     from multibody.kernel_cache import ensure_compiled, print_progress
     seconds = ensure_compiled(lambda done, total: print_progress(done, total, sys.__stderr__))
     if seconds is not None:
         print(f"numerical kernels compiled in {seconds:.0f} s", file=sys.__stderr__, flush=True)
+
+
+@worker_init.connect
+def _compile(**_) -> None:
+    """The one-time compile of the core's kernels, before the pool starts and takes jobs (one
+    process at a time: a file lock next to numba's cache); its progress on stderr. It runs in a
+    process of its own: a compile leaves LLVM's memory behind (~15 MB per kernel measured, where
+    loading from the cache takes ~4), and every pool process forked from this one would carry it."""
+    from multibody.kernel_cache import stale
+    if not stale():
+        return
+    compiler = multiprocessing.get_context("spawn").Process(target=_compile_kernels, name="compile-kernels")
+    compiler.start()
+    compiler.join()
+    if compiler.exitcode != 0:
+        raise RuntimeError(f"compiling the numerical kernels failed (exit code {compiler.exitcode})")
 
 
 @worker_process_init.connect
