@@ -53,6 +53,7 @@ WARM_UP_MOTION = {  # the same with a velocity-level motion on the slider: the p
     **WARM_UP_MODEL,
     "motions": [{"motionType": "Custom", "joint": "slider", "level": "Velocity", "velocity": "0.1*cos(t)"}],
     "sensors": [{"sensorType": "Motion", "motionNumber": 0, "outputVariableType": "Coordinate"},
+                {"sensorType": "Motion", "motionNumber": 0, "outputVariableType": "Coordinate_tt"},
                 {"sensorType": "Object", "objectNumber": 2, "outputVariableType": "ForceLocal"}],
 }
 

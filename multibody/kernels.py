@@ -916,36 +916,47 @@ def work(model, n2, nae):
     return kin, w
 
 
+@jit_inline
+def joint_accelerations_into(ujd, us, scratch, Cs, mats, vecs, qs, mk, a, q, v, C, cols, m0, m1, R0, R1, revolute,
+                             model):
+    """u̇_j = C a + (∂u_j/∂q) v into ujd of the joints (m0, m1, R0, R1, revolute; their columns cols
+    and Jacobians C at (q, v), q and v with the dummy slot), the second term by a central difference
+    along v: u_j at q ± εv, ε = 1e-6 / max(1, |v|∞) (kinematics into mk, scratch us, scratch, Cs, qs).
+    The one copy for the motions' rows (motion_rows) and their sensors (joint_accelerations_rows)."""
+    n2 = a.shape[0]
+    vmax = 0.0
+    for i in range(n2):
+        vmax = max(vmax, abs(v[i]))
+    eps = 1e-6 / max(1.0, vmax)
+    vv = v[:n2]
+    for sign in (1.0, -1.0):
+        for i in range(n2):
+            qs[i] = q[i] + (sign * eps) * v[i]
+        kinematics(qs, vv, model, mk)
+        joint_coordinates_into(scratch, us if sign > 0 else ujd, Cs, mats, vecs, mk.rot, mk.pos, mk.vel, mk.omega,
+                               mk.Jpos, mk.Jrot, m0, m1, R0, R1, revolute)
+    for r in range(ujd.shape[0]):
+        s = 0.0
+        for c in range(14):
+            col = cols[r, c]
+            if col < n2:
+                s += C[r, c] * a[col]
+        ujd[r] = s + (us[r] - ujd[r]) / (2 * eps)
+
+
 @jit
 def motion_rows(t, a, levels, velocity_level, model, kin, w):
     """The motions' rows into w.mo_g and their C into w.mo_C (Motions.evaluate; with levels all 2
-    and velocity_level, Motions.rate_residual). u̇_j = C a + (∂u_j/∂q) v of acceleration-level rows
-    takes the second term by a central difference along v (Motions.joint_acceleration). Returns
-    -1, or the first motion whose law is undefined there (its row is then unset)."""
+    and velocity_level, Motions.rate_residual), the joint coordinates and rates into w.mo_q[0:2].
+    Acceleration-level rows take u̇_j from joint_accelerations_into. Returns -1, or the first motion
+    whose law is undefined there (its row is then unset)."""
     m = model
     qj, uj, ujd, us = w.mo_q[0], w.mo_q[1], w.mo_q[2], w.mo_q[3]
     joint_coordinates_into(qj, uj, w.mo_C, w.mats, w.vecs, kin.rot, kin.pos, kin.vel, kin.omega, kin.Jpos, kin.Jrot,
                            m.mo_m0, m.mo_m1, m.mo_R0, m.mo_R1, m.mo_revolute)
-    n2 = a.shape[0]
     if (levels == 2).any():
-        vmax = 0.0
-        for i in range(n2):
-            vmax = max(vmax, abs(kin.v[i]))
-        eps = 1e-6 / max(1.0, vmax)
-        mk, qs, v = w.mo_kin, w.tmp, kin.v[:n2]
-        for sign in (1.0, -1.0):
-            for i in range(n2):
-                qs[i] = kin.q[i] + (sign * eps) * kin.v[i]
-            kinematics(qs, v, m, mk)
-            joint_coordinates_into(w.mo_g, us if sign > 0 else ujd, w.mo_Cs, w.mats, w.vecs, mk.rot, mk.pos, mk.vel,
-                                   mk.omega, mk.Jpos, mk.Jrot, m.mo_m0, m.mo_m1, m.mo_R0, m.mo_R1, m.mo_revolute)
-        for r in range(ujd.shape[0]):
-            s = 0.0
-            for c in range(14):
-                col = m.mo_cols[r, c]
-                if col < n2:
-                    s += w.mo_C[r, c] * a[col]
-            ujd[r] = s + (us[r] - ujd[r]) / (2 * eps)
+        joint_accelerations_into(ujd, us, w.mo_g, w.mo_Cs, w.mats, w.vecs, w.tmp, w.mo_kin, a, kin.q, kin.v, w.mo_C,
+                                 m.mo_cols, m.mo_m0, m.mo_m1, m.mo_R0, m.mo_R1, m.mo_revolute, m)
     return motion_residual(m.mo_code, m.mo_consts, m.mo_start, levels, m.mo_revolute, t, qj, uj, ujd, velocity_level,
                            w.mo_g, w.mo_x, w.mo_work)
 

@@ -11,7 +11,7 @@ import dataclasses
 
 import numpy as np
 
-from .kernels import Kin, jit, joint_coordinates, kinematics
+from .kernels import Kin, _empty_kin, jit, joint_accelerations_into, joint_coordinates, kinematics
 from .kinematics import ROW_ARRAYS, empty_kinematics
 
 
@@ -34,6 +34,21 @@ def joint_coordinates_rows(rot, pos, vel, omega, Jpos, Jrot, m0, m1, R0, R1, rev
         qj[r], uj[r], C[r] = joint_coordinates(rot[r], pos[r], vel[r], omega[r], Jpos[r], Jrot[r], m0, m1, R0, R1,
                                                revolute)
     return qj, uj, C
+
+
+@jit
+def joint_accelerations_rows(model, q, v, a, C, cols, m0, m1, R0, R1, revolute):
+    """u̇_j (R, n) of the joints (m0, m1, R0, R1, revolute; columns cols) at every row of q, v (R, n2+1),
+    a (R, n2), with their Jacobians C (R, n, 14) there (kernels.joint_accelerations_into)."""
+    R, n, n2 = q.shape[0], m0.shape[0], a.shape[1]
+    out = np.empty((R, n))
+    mk = _empty_kin(n2, model.fcols.shape[0], model.mframe.shape[0])
+    us, scratch, Cs, qs = np.empty(n), np.empty(n), np.empty((n, 14)), np.empty(n2)
+    mats, vecs = np.empty((2, 3, 3)), np.empty((5, 3))
+    for r in range(R):
+        joint_accelerations_into(out[r], us, scratch, Cs, mats, vecs, qs, mk, a[r], q[r], v[r], C[r], cols, m0, m1,
+                                 R0, R1, revolute, model)
+    return out
 
 
 def empty_rows(system, rows: int, markers: bool = True):

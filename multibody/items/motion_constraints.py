@@ -14,7 +14,7 @@ import numpy as np
 from .. import kernels as K
 from .. import programs as P
 from ..motions import undefined
-from ..output_kernels import joint_coordinates_rows, row_kinematics
+from ..output_kernels import joint_accelerations_rows, joint_coordinates_rows
 from . import MOTION_JOINTS
 
 LEVELS = {"Position": 0, "Velocity": 1, "Acceleration": 2}
@@ -46,9 +46,8 @@ class Motions:
         self.R1 = np.array([doc.objects[j].rotationMarker1 for j in self.joints], float).reshape(n, 3, 3)
         self.row_levels = np.array([LEVELS[law.level] for law in self.laws], dtype=int).reshape(n, 1)
         self.levels = np.ascontiguousarray(self.row_levels[:, 0], dtype=np.int64)
-        self.any_acceleration_level = bool((self.levels == 2).any())
         self.programs = P.ProgramSet.concatenate([law.programs for law in self.laws])
-        self._x, self._work = np.empty(3), np.empty(self.programs.work_size)
+        self._w = None  # the Work for motion_rows on one state (made at the first use: the model comes later)
         self.active = np.ones(n, dtype=bool)
         self.ae = system.allocate_ae(n).reshape(n, 1)
         self.cols = np.concatenate([system.mcols[self.m0], system.mcols[self.m1]], axis=1) if n \
@@ -66,30 +65,22 @@ class Motions:
         frames = (kin.rot, kin.pos, kin.vel, kin.omega, kin.Jpos, kin.Jrot)
         return K.joint_coordinates(*frames, *joints) if kin.q.ndim == 1 else joint_coordinates_rows(*frames, *joints)
 
-    def joint_acceleration(self, kin, a: np.ndarray, C: np.ndarray) -> np.ndarray:
-        """u̇_j = C a + (∂u_j/∂q) v, the second term by a central difference along v."""
-        q, v = kin.q[..., :-1], kin.v[..., :-1]
-        eps = 1e-6 / np.maximum(1.0, np.abs(v).max(axis=-1, initial=0.0))[..., None]
-        up = self.coordinate(self._kinematics(kin, q + eps * v, v))[1]
-        um = self.coordinate(self._kinematics(kin, q - eps * v, v))[1]
-        ax = np.concatenate([a, np.zeros(a.shape[:-1] + (1,))], axis=-1)[..., self.cols]
-        return np.einsum("...c,...c->...", C, ax) + (up - um) / (2 * eps)
+    def joint_acceleration(self, kin, C: np.ndarray) -> np.ndarray:
+        """u̇_j (rows, n) over sensor rows (kin with their accelerations a), C their joint Jacobians."""
+        return joint_accelerations_rows(self.system.model, kin.q, kin.v, np.ascontiguousarray(kin.a), C, self.cols,
+                                        self.m0, self.m1, self.R0, self.R1, self.revolute)
 
-    def _kinematics(self, kin, q: np.ndarray, v: np.ndarray):
-        """The kinematics at (q, v) at kin's time(s), one state or rows like kin."""
-        if kin.q.ndim == 1:
-            return self.system.kinematics(kin.t, q, v)
-        return row_kinematics(self.system, kin.t, q, v)
-
-    def rows(self, t: float, qj, uj, uj_dot, levels, velocity_level: bool) -> np.ndarray:
-        """The motions' rows (programs.motion_residual); EvaluationError where a law is undefined."""
-        code, consts, start, _ = self.programs
-        g = np.empty(self.size)
-        bad = P.motion_residual(code, consts, start, levels, self.revolute, t, qj, uj, uj_dot, velocity_level, g,
-                                self._x, self._work)
+    def rows(self, kin, a: np.ndarray, levels: np.ndarray, velocity_level: bool):
+        """(g, C) of the motions' rows at one state (kernels.motion_rows, as the compiled residual
+        evaluates them); EvaluationError where a law is undefined."""
+        if self._w is None:
+            self._w = K.work(self.system.model, self.system.n2, self.system.nae)[1]
+        w = self._w
+        bad = K.motion_rows(kin.t, np.ascontiguousarray(a, dtype=float), levels, velocity_level, self.system.model,
+                            kin.arrays(), w)
         if bad >= 0:
-            self._undefined(bad, levels[bad], velocity_level, t, qj, uj)
-        return g
+            self._undefined(bad, levels[bad], velocity_level, kin.t, w.mo_q[0], w.mo_q[1])
+        return w.mo_g.copy(), w.mo_C.copy()
 
     def _undefined(self, r, level, velocity_level, t, qj, uj):
         raise undefined(self.laws[r], 1 if (level == 0 and velocity_level) else level, t, qj[r], uj[r])
@@ -100,19 +91,13 @@ class Motions:
         self._undefined(r, self.levels[r], velocity_level, kin.t, qj, uj)
 
     def evaluate(self, kin, velocity_level: bool):
-        qj, uj, C = self.coordinate(kin)
-        if self.any_acceleration_level:
-            uj_dot = self.joint_acceleration(kin, kin.a if kin.a is not None else np.zeros(len(kin.q) - 1), C)
-        else:
-            uj_dot = uj  # not read
-        return self.rows(kin.t, qj, uj, uj_dot, self.levels, velocity_level)[:, None], C[:, None, :]
+        g, C = self.rows(kin, kin.a if kin.a is not None else np.zeros(len(kin.q) - 1), self.levels, velocity_level)
+        return g[:, None], C[:, None, :]
 
     def rate_residual(self, kin) -> np.ndarray:
         """d/dt of every row's velocity-level form at zero accelerations, with the laws' exact
         time derivatives: u̇_j(a = 0) - u̇(t, q_j, u_j) (the initial-acceleration solve)."""
-        qj, uj, C = self.coordinate(kin)
-        uj_dot = self.joint_acceleration(kin, np.zeros(len(kin.q) - 1), C)
-        return self.rows(kin.t, qj, uj, uj_dot, np.full(self.size, 2, np.int64), True)[:, None]
+        return self.rows(kin, np.zeros(len(kin.q) - 1), np.full(self.size, 2, np.int64), True)[0][:, None]
 
     # ------------------------------------------------------------------ sensors
     # kin: the kinematics of sensor rows (with their accelerations a), lam (rows, nae)
@@ -135,7 +120,7 @@ class Motions:
         if var == "Coordinate_t":
             return uj[:, r]
         if var == "Coordinate_tt":
-            return self.joint_acceleration(kin, kin.a, C)[:, r]
+            return self.joint_acceleration(kin, C)[:, r]
         return -lam[:, self.ae[r, 0]]
 
     # ------------------------------------------------------------------ solver hooks
@@ -210,4 +195,4 @@ class _SingleJoint(Motions):
             return qj[:, 0]
         if var == "Coordinate_t":
             return uj[:, 0]
-        return self.joint_acceleration(kin, kin.a, C)[:, 0]
+        return self.joint_acceleration(kin, C)[:, 0]
