@@ -105,8 +105,15 @@ class SweepStatus(BaseModel):
     modelId: str
     design: str
     seed: int | None = Field(description="the seed of a random or latinHypercube design (chosen when not given)")
+    parameters: list[str] = Field(description="the parameters' paths as given: the table's columns after index")
+    outputs: list[str] = Field(description="the outputs' names: the table's columns after the parameters")
     createdAt: str
     links: dict[str, str]
+
+
+class SweepList(BaseModel):
+    items: list[SweepStatus] = Field(description="the caller's sweeps, newest first")
+    nextCursor: str | None = Field(description="pass as ?cursor= for the next (older) page")
 
 
 class SweepTable(BaseModel):

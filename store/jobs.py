@@ -35,12 +35,17 @@ def content_hash(doc) -> str:
     return hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def new_model(owner: str, doc: dict, validation) -> Model:
-    """The model row of this owner and content (not added): its id is derived from both."""
+def model_row(owner: str, doc: dict, validation) -> dict:
+    """The columns of the model of this owner and content: its id is derived from both."""
     digest = content_hash(doc)
-    return Model(id=hashlib.sha256(f"{owner}\0{digest}".encode()).hexdigest()[:32], owner=owner,
-                 content_hash=digest, document=json.dumps(doc), summary=validation.summary,
-                 warnings=validation.warnings)
+    return dict(id=hashlib.sha256(f"{owner}\0{digest}".encode()).hexdigest()[:32], owner=owner,
+                content_hash=digest, document=json.dumps(doc), summary=validation.summary,
+                warnings=validation.warnings)
+
+
+def new_model(owner: str, doc: dict, validation) -> Model:
+    """The model row of this owner and content (not added)."""
+    return Model(**model_row(owner, doc, validation))
 
 
 def store_model(session: Session, owner: str, doc: dict, validation) -> Model:

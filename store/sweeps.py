@@ -14,13 +14,13 @@ import logging
 from collections import defaultdict
 from datetime import timedelta
 
-from sqlalchemy import and_, exists, func, or_, select, update
+from sqlalchemy import and_, exists, func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from . import queue
 from .config import Settings
 from .design import SweepSpec
-from .jobs import new_job_id, new_model
+from .jobs import model_row, new_job_id
 from .models import Job, Model, Sweep, SweepVariation, utcnow
 
 log = logging.getLogger(__name__)
@@ -38,30 +38,32 @@ def unfinished_variations(session: Session, owner: str) -> int:
 def create_sweep(session: Session, owner: str, base: Model, spec: SweepSpec, columns: list[str],
                  rows: list[tuple], variations: list[tuple[dict, object]]) -> Sweep:
     """The sweep, one model per distinct variation document, one queued (unsent) job and one
-    sweep_variations row per variation, in one transaction. `variations`: (document, validation)."""
+    sweep_variations row per variation, in one transaction. `variations`: (document, validation).
+    Rows are inserted in bulk (executemany): ORM objects cost more than the rest of the request."""
     sweep = Sweep(id=new_job_id(), owner=owner, model_id=base.id, spec=spec.model_dump(mode="json"),
                   columns=columns, total=len(rows), sent=0)
     session.add(sweep)
+    session.flush()
     models, model_ids = {}, []
     for doc, validation in variations:
-        model = new_model(owner, doc, validation)
-        models.setdefault(model.id, model)
-        model_ids.append(model.id)
+        model = model_row(owner, doc, validation)
+        models.setdefault(model["id"], model)
+        model_ids.append(model["id"])
     ids = list(models)
     stored = set()
     for k in range(0, len(ids), 1000):
         stored.update(session.scalars(select(Model.id).where(Model.id.in_(ids[k:k + 1000]))).all())
-    session.add_all(m for i, m in models.items() if i not in stored)
-    session.flush()  # the sweep and models before the rows that refer to them
-    jobs, links = [], []
-    for index, (model_id, values) in enumerate(zip(model_ids, rows)):
-        job = Job(id=new_job_id(), owner=owner, model_id=model_id,
-                  settings_overrides=None, status="queued", progress=0.0, attempts=0, dispatched_at=None)
-        jobs.append(job)
-        links.append(SweepVariation(sweep_id=sweep.id, index=index, job_id=job.id, values=list(values)))
-    session.add_all(jobs)
-    session.flush()
-    session.add_all(links)
+    now = utcnow()
+    new_models = [{**m, "created_at": now} for i, m in models.items() if i not in stored]
+    if new_models:
+        session.execute(insert(Model), new_models)
+    job_ids = [new_job_id() for _ in rows]
+    session.execute(insert(Job), [
+        dict(id=job_id, owner=owner, model_id=model_id, settings_overrides=None, status="queued", progress=0.0,
+             attempts=0, dispatched_at=None, created_at=now) for job_id, model_id in zip(job_ids, model_ids)])
+    session.execute(insert(SweepVariation), [
+        dict(sweep_id=sweep.id, index=index, job_id=job_id, values=list(values))
+        for index, (job_id, values) in enumerate(zip(job_ids, rows))])
     session.commit()
     return sweep
 
@@ -162,9 +164,11 @@ def status_document(session: Session, sweep: Sweep) -> dict:
     return {"id": sweep.id, "status": status, "total": sweep.total, "queued": n["queued"], "running": n["running"],
             "done": n["succeeded"], "failed": n["failed"], "canceled": n["canceled"],
             "progress": ended / sweep.total if sweep.total else 1.0, "modelId": sweep.model_id,
-            "design": sweep.spec["design"], "seed": sweep.spec.get("seed"),
+            "design": sweep.spec["design"], "seed": sweep.spec.get("seed"), "parameters": sweep.columns,
+            "outputs": [o["name"] for o in sweep.spec.get("outputs", [])],
             "createdAt": sweep.created_at.isoformat().replace("+00:00", "Z"),
-            "links": {"self": base, "table": f"{base}/table", "model": f"/v1/models/{sweep.model_id}"}}
+            "links": {"self": base, "table": f"{base}/table", "model": f"/v1/models/{sweep.model_id}",
+                      "view": f"/sweeps/{sweep.id}"}}
 
 
 def table(session: Session, sweep: Sweep) -> tuple[list[str], list[list], list[dict]]:

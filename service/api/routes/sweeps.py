@@ -1,23 +1,21 @@
 import csv
 import io
 import json
-from typing import Literal
+from typing import Annotated, Literal
 
-import multibody
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Query, Response
 from sqlalchemy import select
 
 from store import design, jobs, sweeps
 from store.models import Sweep
-from ...errors import ApiError, join_path, not_found
-from ...limits import check_json, check_model, expression_limits
-from ...schemas import ERRORS, SweepCreate, SweepStatus, SweepTable
+from ...errors import ApiError, not_found
+from ...limits import check_json, check_model
+from ...schemas import ERRORS, Cursor, SweepCreate, SweepList, SweepStatus, SweepTable
+from ...variations import checked
 from ..deps import OwnerDep, RateLimited, SessionDep, SettingsDep
 from .models import owned_model, validated
 
 router = APIRouter(prefix="/v1/sweeps", tags=["sweeps"], responses=ERRORS)
-
-MAX_PROBLEMS = 100  # listed in a 422; the message counts them all
 
 
 def owned_sweep(session, owner: str, sweep_id: str) -> Sweep:
@@ -29,35 +27,6 @@ def owned_sweep(session, owner: str, sweep_id: str) -> Sweep:
 
 def _limit(path: str, message: str) -> ApiError:
     return ApiError(422, "limit_exceeded", "the sweep exceeds a limit of this service", [{"path": path, "message": message}])
-
-
-def _variations(doc: dict, spec: design.SweepSpec, paths: list[str], rows: list[tuple], settings) -> list[tuple]:
-    """(document, validation) of every variation, or 422 `sweep_invalid` naming each invalid one
-    (its index, values, and the core's problems with paths under variations[i])."""
-    out, problems, invalid = [], [], 0
-    limits = expression_limits(settings)
-    for i, values in enumerate(rows):
-        doc_i = design.variation(doc, paths, values)
-        where = f"variations[{i}]"
-        said = ", ".join(f"{p.path} = {json.dumps(v)}" for p, v in zip(spec.parameters, values))
-        found = []
-        try:
-            check_model(doc_i, settings, prefix=where)
-            validation = multibody.validate_document(doc_i, limits)
-            found = [{"path": join_path(where, p.path), "message": p.message, "item": p.item}
-                     for p in validation.problems]
-        except ApiError as exc:
-            found = exc.problems
-        if found:
-            invalid += 1
-            problems.extend({**p, "variation": i, "message": f"variation {i} ({said}): {p['message']}"}
-                            for p in found)
-            continue
-        out.append((doc_i, validation))
-    if invalid:
-        raise ApiError(422, "sweep_invalid", f"{invalid} of {len(rows)} variations are invalid; nothing was queued",
-                       problems[:MAX_PROBLEMS])
-    return out
 
 
 @router.post("", status_code=202, response_model=SweepStatus, dependencies=[RateLimited])
@@ -73,6 +42,7 @@ def create_sweep(body: SweepCreate, response: Response, session: SessionDep, set
         doc = body.model
     else:
         doc = json.loads(owned_model(session, owner, body.modelId).document)
+        base_validation = validated(doc, settings, "model", invalid_ok=True)  # stored by another version?
     try:
         paths = design.check(spec, doc)
     except design.SweepInvalid as exc:
@@ -88,13 +58,25 @@ def create_sweep(body: SweepCreate, response: Response, session: SessionDep, set
     if spec.design in ("random", "latinHypercube") and spec.seed is None:
         spec = spec.model_copy(update={"seed": design.new_seed()})
     rows = design.rows(spec, spec.seed)
-    variations = _variations(doc, spec, paths, rows, settings)
+    variations = checked(doc, spec, paths, rows, settings, base_validation)
     base = jobs.store_model(session, owner, doc, base_validation) if body.model is not None else \
         owned_model(session, owner, body.modelId)
     sweep = sweeps.create_sweep(session, owner, base, spec, [p.path for p in spec.parameters], rows, variations)
     sweeps.start(settings, session, sweep)
     response.headers["Location"] = f"/v1/sweeps/{sweep.id}"
     return sweeps.status_document(session, sweep)
+
+
+@router.get("", response_model=SweepList)
+def list_sweeps(session: SessionDep, settings: SettingsDep, owner: OwnerDep,
+                limit: Annotated[int, Query(ge=1, le=1000)] = 20, cursor: Cursor = None):
+    query = select(Sweep).where(Sweep.owner == owner)
+    if cursor:
+        query = query.where(Sweep.id < cursor)
+    limit = min(limit, settings.max_list_limit)
+    rows = session.scalars(query.order_by(Sweep.id.desc()).limit(limit + 1)).all()
+    return {"items": [sweeps.status_document(session, s) for s in rows[:limit]],
+            "nextCursor": rows[limit - 1].id if len(rows) > limit else None}
 
 
 @router.get("/{sweep_id}", response_model=SweepStatus)

@@ -213,3 +213,33 @@ def test_a_batch_sends_back_its_rest_after_its_time(client, settings, batches):
     assert [(len(i), r) for _, i, r in batches] == [(8, False), (4, False), (7, True)]
     assert batches[-1][1] == ids[1:]
     assert client.get(f"/v1/sweeps/{sweep['id']}").json()["done"] == 1
+
+
+def test_numbers_of_items_are_checked_without_validating_every_variation(client, batches, monkeypatch):
+    import multibody
+
+    from service import variations
+    calls = []
+    real = multibody.validate_document
+    monkeypatch.setattr(multibody, "validate_document", lambda doc, *a, **k: calls.append(1) or real(doc, *a, **k))
+    body = {"model": example("spring_slider"), "design": "grid",
+            "parameters": [{"path": "objects[spring].stiffness", "range": {"start": 10, "stop": 100, "num": 30}},
+                           {"path": "markers[spring_anchor].localPosition[0]", "values": [-1.0, -0.5, -2.0]},
+                           {"path": "objects[block].mass", "values": [1.0, 2.0]}]}
+    assert post(client, body).json()["total"] == 180
+    assert len(calls) <= 1 + 1 + 2 * 3  # the base, then the corners: each parameter's smallest and largest value
+    assert variations.item_field(example("spring_slider"), "objects[3].markerNumbers") is None  # references: each
+    assert variations.item_field(example("spring_slider"), "objects[3].stiffness") == ("objects", 3, ["stiffness"])
+
+
+@pytest.mark.parametrize("parameter, bad, says", [
+    ({"path": "objects[spring].stiffness", "values": [100, "stiff", 300]}, [1], "objects[3].stiffness"),
+    ({"path": "objects[block].mass", "values": [1.0, 0.0, -1.0, 2.0]}, [1, 2], "objects[1].mass"),
+    ({"path": "nodes[0].initialCoordinates[1]", "values": [0.0, [1, 2]]}, [1], "nodes[0].initialCoordinates[1]")])
+def test_a_bad_number_is_422_naming_each_variation_and_path(client, batches, parameter, bad, says):
+    body = {"model": example("spring_slider"), "design": "grid", "parameters": [parameter]}
+    error = post(client, body, 422).json()["error"]
+    assert error["code"] == "sweep_invalid" and f"{len(bad)} of {len(parameter['values'])} variations" in error["message"]
+    assert sorted({p["variation"] for p in error["detail"]}) == bad
+    assert all(p["path"] == f"variations[{p['variation']}].{says}" for p in error["detail"]), error["detail"]
+    assert batches == []
