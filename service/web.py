@@ -17,11 +17,12 @@ SWAGGER = "/static/vendor/swagger-ui-dist"
 def install(app: FastAPI) -> None:
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
-    def page() -> FileResponse:  # one page; the script shows the jobs list or a job by the path
+    def page() -> FileResponse:  # one page; the script shows the jobs list, a job or a sweep by the path
         return FileResponse(STATIC / "index.html", media_type="text/html", headers={"Cache-Control": "no-cache"})
 
     app.add_api_route("/", page, methods=["GET"], include_in_schema=False)
     app.add_api_route("/jobs/{job_id}", page, methods=["GET"], include_in_schema=False)
+    app.add_api_route("/sweeps/{sweep_id}", page, methods=["GET"], include_in_schema=False)
 
     def docs():
         return get_swagger_ui_html(openapi_url=app.openapi_url, title=f"{app.title} API",

@@ -1,7 +1,8 @@
-// The web interface: the caller's jobs with live progress, a new job from an uploaded or pasted
-// model, and a job's page (status, warnings, error, sensor plots, 3D playback, downloads).
-import { ApiError, download, follow, hasKey, request } from "/static/api.js";
-import { SensorChart } from "/static/plots.js";
+// The web interface: the caller's sweeps and jobs with live progress, a new job from an uploaded
+// or pasted model, a job's page (status, warnings, error, sensor plots, 3D playback, downloads)
+// and a sweep's page (progress, its table, an output plotted over a parameter).
+import { ApiError, download, follow, hasKey, request, sleep } from "/static/api.js";
+import { SensorChart, SweepPlot } from "/static/plots.js";
 
 const main = document.getElementById("main");
 const FINISHED = new Set(["succeeded", "failed", "canceled"]);
@@ -40,6 +41,7 @@ function reset() {
   state.stops = [];
   state.charts = {};
   state.playback = null;
+  state.sweep = null;
   state.ready = false;
   main.replaceChildren();
 }
@@ -61,7 +63,10 @@ async function jobsPage() {
   const table = el("table", { class: "jobs" },
                    el("thead", {}, el("tr", {}, ["Job", "Created", "Status", "Progress", ""].map((h) => el("th", {}, h)))),
                    el("tbody"));
-  main.append(el("section", { class: "card" }, table));
+  const sweeps = el("section", { class: "card", id: "sweeps", hidden: "" }, el("h2", {}, "Sweeps"),
+                    el("table", { class: "jobs" }, el("thead", {}, el("tr", {}, ["Sweep", "Created", "Status",
+                      "Progress", "Variations"].map((h) => el("th", {}, h)))), el("tbody")));
+  main.append(sweeps, el("section", { class: "card" }, table));
   const body = table.tBodies[0];
   const followed = new Map();
   const update = (job) => {
@@ -71,6 +76,9 @@ async function jobsPage() {
     return row;
   };
   const refresh = async () => {
+    const listed = await request("/v1/sweeps?limit=20");
+    sweeps.hidden = !listed.items.length;
+    sweeps.querySelector("tbody").replaceChildren(...listed.items.map(sweepRow));
     const list = await request("/v1/jobs?limit=50");
     const rows = list.items.map((job) => body.querySelector(`tr[data-id="${job.id}"]`) || jobRow(job));
     body.replaceChildren(...rows);  // newest first, as the API lists them
@@ -91,6 +99,15 @@ async function jobsPage() {
   // jobs submitted elsewhere (the command line, another tab) appear without a reload
   const timer = setInterval(() => refresh().catch(() => {}), 2000);
   state.stops.push(() => clearInterval(timer));
+}
+
+function sweepRow(sweep) {
+  return el("tr", { "data-id": sweep.id, "data-status": sweep.status },
+            el("td", { class: "id" }, el("a", { href: `/sweeps/${sweep.id}` }, sweep.id)),
+            el("td", {}, when(sweep.createdAt)),
+            el("td", {}, el("span", { class: `status ${sweep.status}` }, sweep.status)),
+            el("td", {}, progressBar(sweep.progress), ` ${(100 * sweep.progress).toFixed(0)} %`),
+            el("td", {}, `${sweep.done} done, ${sweep.failed} failed of ${sweep.total} (${sweep.design})`));
 }
 
 // ------------------------------------------------------------------------------ a new job
@@ -325,10 +342,107 @@ async function show3d(view, job, solution) {
   show(0);
 }
 
+// ------------------------------------------------------------------------------ a sweep's page
+const TABLE_ROWS = 500;  // shown; the whole table is the CSV download
+
+function sweepStatus(sweep, cancel) {
+  const running = sweep.status === "queued" || sweep.status === "running";
+  return el("section", { class: "card", id: "sweep-status", "data-status": sweep.status },
+            el("div", { class: "row" }, el("span", { class: `status ${sweep.status}` }, sweep.status),
+               progressBar(sweep.progress), `${(100 * sweep.progress).toFixed(0)} %`,
+               running ? el("button", { id: "sweep-cancel", onclick: cancel }, "Cancel the rest") : null),
+            el("dl", { class: "facts" },
+               el("dt", {}, "variations"), el("dd", { id: "sweep-counts" }, `${sweep.total}: ${sweep.done} done, `
+                 + `${sweep.failed} failed, ${sweep.canceled} canceled, ${sweep.running} running, ${sweep.queued} queued`),
+               el("dt", {}, "design"), el("dd", {}, sweep.design + (sweep.seed != null ? ` (seed ${sweep.seed})` : "")),
+               el("dt", {}, "model"), el("dd", {}, sweep.modelId),
+               el("dt", {}, "created"), el("dd", {}, when(sweep.createdAt))),
+            el("p", { class: "row" }, "Download:", el("a", { href: `${sweep.links.table}?format=csv`, download: "" }, "table (CSV)"),
+               el("a", { href: sweep.links.table, download: "" }, "table (JSON)")));
+}
+
+function cell(v) {
+  if (v === null || v === undefined) return "";
+  return typeof v === "number" ? String(+v.toPrecision(8)) : typeof v === "string" ? v : JSON.stringify(v);
+}
+
+function sweepTable(table) {
+  const status = table.columns.indexOf("status"), job = table.columns.indexOf("jobId");
+  const rows = table.rows.slice(0, TABLE_ROWS).map((r) => el("tr", { "data-status": r[status] }, r.map((v, i) => el("td", {},
+    i === job ? el("a", { href: `/jobs/${v}` }, v.slice(0, 8) + "…") : i === status
+      ? el("span", { class: `status ${v}` }, v) : cell(v)))));
+  return el("section", { class: "card", id: "sweep-table" }, el("h2", {}, "Table"),
+            table.rows.length > TABLE_ROWS ? el("p", { class: "muted" }, `The first ${TABLE_ROWS} of ${table.rows.length} `
+              + "rows; the CSV has them all.") : null,
+            el("div", { class: "scroll" }, el("table", { class: "jobs sweep" },
+               el("thead", {}, el("tr", {}, table.columns.map((c) => el("th", {}, c)))), el("tbody", {}, rows))));
+}
+
+// The plot's choices: an output (y) over a parameter (x), optionally a line per value of another.
+function sweepPlotCard(sweep) {
+  const params = sweep.parameters, outputs = sweep.outputs;
+  const select = (id, options, chosen) => el("select", { id }, options.map(
+    (o) => el("option", o === chosen ? { value: o, selected: "" } : { value: o }, o || "none (a scatter)")));
+  const x = select("plot-x", params, params[0]), y = select("plot-y", outputs, outputs[0]);
+  const by = select("plot-by", ["", ...params], params.length === 2 ? params[1] : "");
+  const box = el("div", { class: "chart", id: "sweep-plot" });
+  const card = el("section", { class: "card" }, el("h2", {}, "Plot"),
+                  el("div", { class: "row" }, el("label", {}, "output ", y), el("label", {}, "over ", x),
+                     el("label", {}, "a line per ", by)), box);
+  let plot = null;
+  const draw = (data) => {
+    if (plot) plot.destroy();
+    box.replaceChildren();
+    if (!outputs.length) { box.append(el("p", { class: "muted" }, "This sweep has no outputs to plot.")); plot = null; return; }
+    plot = new SweepPlot(box, data, x.value, y.value, by.value && by.value !== x.value ? by.value : null);
+    state.sweep.plot = plot;
+  };
+  [x, y, by].forEach((s) => s.addEventListener("change", () => draw(state.sweep.table)));
+  return { card, draw };
+}
+
+async function sweepPage(sweepId) {
+  reset();
+  main.append(el("h1", {}, "Sweep ", el("code", {}, sweepId)));
+  let sweep;
+  try { sweep = await request(`/v1/sweeps/${sweepId}`); } catch (e) {
+    main.append(el("p", { class: "error" }, e.message));
+    state.ready = true;
+    return;
+  }
+  let table = await request(sweep.links.table);
+  state.sweep = { table, plot: null };
+  const cancel = async () => { await request(`/v1/sweeps/${sweepId}`, { method: "DELETE" }); await update(); };
+  let status = sweepStatus(sweep, cancel), shown = sweepTable(table);
+  const plot = sweepPlotCard(sweep);
+  main.append(status, plot.card, shown);
+  plot.draw(table);
+  const update = async () => {
+    const now = await request(`/v1/sweeps/${sweepId}`);
+    table = await request(now.links.table);
+    state.sweep.table = table;
+    const next = sweepStatus(now, cancel), rows = sweepTable(table);
+    status.replaceWith(next);
+    shown.replaceWith(rows);
+    status = next;
+    shown = rows;
+    plot.draw(table);
+    return now;
+  };
+  state.ready = true;
+  let stopped = false;
+  state.stops.push(() => { stopped = true; });
+  while (!stopped && (sweep.status === "queued" || sweep.status === "running")) {
+    await sleep(2000);
+    if (!stopped) sweep = await update();
+  }
+}
+
 // ------------------------------------------------------------------------------ routing
 function route() {
-  const m = location.pathname.match(/^\/jobs\/([^/]+)$/);
-  const page = m ? jobPage(decodeURIComponent(m[1])) : jobsPage();
+  const m = location.pathname.match(/^\/(jobs|sweeps)\/([^/]+)$/);
+  const id = m ? decodeURIComponent(m[2]) : null;
+  const page = !m ? jobsPage() : m[1] === "jobs" ? jobPage(id) : sweepPage(id);
   page.catch((e) => { main.append(el("p", { class: "error" }, e.message)); state.ready = true; });
 }
 

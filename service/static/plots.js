@@ -138,3 +138,42 @@ export class SensorChart {
 
   redraw() { this.u.redraw(false, false); }
 }
+
+// A sweep's output over one of its parameters: the variations that have the output (finished),
+// as points, or as one line per value of a second parameter (`by`). `table`: GET
+// /v1/sweeps/{id}/table; x, y, by: column names. uPlot wants one ascending x for all series:
+// x is every point's parameter value in order, each series null where the point is not its own.
+export function sweepSeries(table, x, y, by) {
+  const ix = table.columns.indexOf(x), iy = table.columns.indexOf(y), ib = by ? table.columns.indexOf(by) : -1;
+  const points = table.rows.filter((r) => typeof r[ix] === "number" && typeof r[iy] === "number")
+    .sort((a, b) => a[ix] - b[ix]);
+  const groups = ib < 0 ? [null] : [...new Set(points.map((r) => r[ib]))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const xs = Float64Array.from(points, (r) => r[ix]);
+  const series = groups.map((g) => ({
+    label: g === null ? y : `${by} = ${typeof g === "number" ? +g.toPrecision(6) : JSON.stringify(g)}`,
+    values: points.map((r) => (g === null || r[ib] === g ? r[iy] : null)),
+  }));
+  return { x: xs, series, points: points.length };
+}
+
+export class SweepPlot {
+  constructor(element, table, x, y, by) {
+    const { x: xs, series } = sweepSeries(table, x, y, by);
+    this.series = series;
+    const lines = Boolean(by);
+    const opts = {
+      width: Math.max(300, element.clientWidth - 12), height: 320,
+      scales: { x: { time: false } },
+      axes: [{ label: x }, { label: y }],
+      series: [{ label: x }].concat(series.map((s, i) => ({
+        label: s.label, stroke: COLORS[i % COLORS.length], width: 1.25, spanGaps: true,
+        points: { show: true, size: lines ? 5 : 7, fill: COLORS[i % COLORS.length] },
+        ...(lines ? {} : { paths: () => null }),  // a scatter: points only
+      }))),
+      legend: { live: true },
+    };
+    this.u = new uPlot(opts, [xs, ...series.map((s) => s.values)], element);
+  }
+
+  destroy() { this.u.destroy(); }
+}
