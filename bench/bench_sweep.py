@@ -6,12 +6,15 @@
 - Exudyn: `exudyn.processing.ParameterVariation(useMultiProcessing=True, numberOfThreads=2)` on
   the same grid and model (each variation builds the model and solves it, as the service does);
 - fairness: the end-to-end latency of one mini job (POST, poll every 5 ms) while the sweep runs,
-  against the same on idle workers (medians);
+  against the same on idle workers (medians); and a second owner's sweep of --other variations
+  posted while the first runs: its share of the variations that finished while both ran (the
+  workers shared fairly: 0.5);
 - for scaling on paper: database commits, Redis commands and stored bytes per variation.
 
-    python bench/bench_sweep.py [--stiffness 40] [--damping 25] [--minis 10]
+    python bench/bench_sweep.py [--stiffness 40] [--damping 25] [--minis 10] [--other 100]
 
-Targets: mbserve / Exudyn >= 0.5; mini latency during the sweep / idle <= 2.
+Targets: mbserve / Exudyn >= 0.5; mini latency during the sweep / idle <= 2; the second owner's
+share near 0.5.
 """
 from __future__ import annotations
 
@@ -61,6 +64,28 @@ def exudyn_rate(n_k: int, n_d: int) -> float:
     return len(values) / elapsed
 
 
+def sweep_body(n_k: int, n_d: int) -> dict:
+    k, d = grid(n_k, n_d)
+    return {"model": MODEL, "design": "grid",
+            "parameters": [{"path": "objects[spring].stiffness", "values": k},
+                           {"path": "objects[spring].damping", "values": d}],
+            "outputs": [{"name": "xEnd", "sensor": "block_position", "column": "PositionX"}]}
+
+
+def share(db_url: str, first: str, second: str) -> float:
+    """The second sweep's share of the variations of both that finished while both ran (from the
+    second's creation until the first of the two finished)."""
+    import psycopg
+    with psycopg.connect(db_url.replace("postgresql+psycopg", "postgresql")) as conn:
+        (start,) = conn.execute("SELECT created_at FROM sweeps WHERE id = %s", (second,)).fetchone()
+        ends = [conn.execute("SELECT max(j.finished_at) FROM jobs j JOIN sweep_variations v ON v.job_id = j.id "
+                             "WHERE v.sweep_id = %s", (s,)).fetchone()[0] for s in (first, second)]
+        counts = [conn.execute("SELECT count(*) FROM jobs j JOIN sweep_variations v ON v.job_id = j.id WHERE "
+                               "v.sweep_id = %s AND j.finished_at > %s AND j.finished_at <= %s",
+                               (s, start, min(ends))).fetchone()[0] for s in (first, second)]
+    return counts[1] / sum(counts)
+
+
 def mini_latency(client: httpx.Client) -> float:
     t0 = time.perf_counter()
     job = client.post("/v1/jobs", json={"model": MINI}).raise_for_status().json()
@@ -79,7 +104,7 @@ def counters(db_url: str, redis_port: int) -> dict:
             "redisCommands": redis.Redis(port=redis_port).info("stats")["total_commands_processed"]}
 
 
-def mbserve_run(work: Path, n_k: int, n_d: int, minis: int) -> dict:
+def mbserve_run(work: Path, n_k: int, n_d: int, minis: int, other: int) -> dict:
     import psycopg
     port = free_port()
     broker = redis_server(port)
@@ -90,7 +115,7 @@ def mbserve_run(work: Path, n_k: int, n_d: int, minis: int) -> dict:
     db = f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
     env = {"MBSERVE_DATABASE_URL": db, "MBSERVE_BROKER_URL": f"redis://127.0.0.1:{port}/0",
            "MBSERVE_DATA_DIR": str(work / "data"), "MBSERVE_RATE_LIMIT_PER_MINUTE": "100000",
-           "MBSERVE_READ_RATE_LIMIT_PER_MINUTE": "100000",
+           "MBSERVE_READ_RATE_LIMIT_PER_MINUTE": "100000", "MBSERVE_REQUIRE_API_KEY": "true",
            "MBSERVE_WORKER_CONCURRENCY": "2"}
     api_port = free_port()
     url = f"http://127.0.0.1:{api_port}"
@@ -98,27 +123,31 @@ def mbserve_run(work: Path, n_k: int, n_d: int, minis: int) -> dict:
              start(["mbserve.cli", "worker", "--concurrency", "2", "--loglevel", "WARNING"], env, work / "worker.log")]
     try:
         wait_http(f"{url}/readyz", procs[0], work / "api.log")
-        with httpx.Client(base_url=url, timeout=120) as client:
+        from service.auth import create_key
+        from store.db import get_sessionmaker
+        with get_sessionmaker(db)() as session:
+            keys = [create_key(session, owner) for owner in ("first", "second")]
+        auth = lambda key: {"Authorization": f"Bearer {key}"}  # noqa: E731
+        with httpx.Client(base_url=url, timeout=120, headers=auth(keys[0])) as client, \
+                httpx.Client(base_url=url, timeout=120, headers=auth(keys[1])) as second:
             mini_latency(client)  # both worker processes warm
             mini_latency(client)
             idle = statistics.median(mini_latency(client) for _ in range(minis))
-            k, d = grid(n_k, n_d)
-            body = {"model": MODEL, "design": "grid",
-                    "parameters": [{"path": "objects[spring].stiffness", "values": k},
-                                   {"path": "objects[spring].damping", "values": d}],
-                    "outputs": [{"name": "xEnd", "sensor": "block_position", "column": "PositionX"}]}
             before = counters(db, port)
             t0 = time.perf_counter()
-            sweep = client.post("/v1/sweeps", json=body).raise_for_status().json()
+            sweep = client.post("/v1/sweeps", json=sweep_body(n_k, n_d)).raise_for_status().json()
             posted = time.perf_counter() - t0
             time.sleep(2.0)
             during = []
             while client.get(f"/v1/sweeps/{sweep['id']}").json()["progress"] < 0.9 and len(during) < minis:
                 during.append(mini_latency(client))
                 time.sleep(0.5)
-            while (status := client.get(f"/v1/sweeps/{sweep['id']}").json())["status"] != "finished":
+            theirs = second.post("/v1/sweeps", json=sweep_body(other // 10, 10)).raise_for_status().json()
+            while (status := client.get(f"/v1/sweeps/{sweep['id']}").json())["status"] != "finished" or \
+                    second.get(f"/v1/sweeps/{theirs['id']}").json()["status"] != "finished":
                 time.sleep(0.1)
-            elapsed = time.perf_counter() - t0
+            elapsed = time.perf_counter() - t0  # both sweeps' variations, from the first POST
+            fair = share(db, sweep["id"], theirs["id"])
             after = counters(db, port)
             table = client.get(f"/v1/sweeps/{sweep['id']}/table").json()
             assert status["done"] == n_k * n_d and all(r[3] is not None for r in table["rows"]), status
@@ -129,8 +158,8 @@ def mbserve_run(work: Path, n_k: int, n_d: int, minis: int) -> dict:
         broker.wait()
         with psycopg.connect("host=127.0.0.1 user=postgres dbname=postgres", autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    n = n_k * n_d
-    return {"rate": n / elapsed, "posted": posted, "idle": idle, "during": statistics.median(during) if during else None,
+    n = n_k * n_d + other // 10 * 10
+    return {"rate": n / elapsed, "share": fair, "posted": posted, "idle": idle, "during": statistics.median(during) if during else None,
             "minis": len(during), "perVariation": {k: (after[k] - before[k]) / n for k in after}}
 
 
@@ -139,10 +168,11 @@ def main() -> None:
     parser.add_argument("--stiffness", type=int, default=40)
     parser.add_argument("--damping", type=int, default=25)
     parser.add_argument("--minis", type=int, default=10)
+    parser.add_argument("--other", type=int, default=100, help="variations of the second owner's sweep")
     args = parser.parse_args()
     n = args.stiffness * args.damping
     with tempfile.TemporaryDirectory() as tmp:
-        ours = mbserve_run(Path(tmp), args.stiffness, args.damping, args.minis)
+        ours = mbserve_run(Path(tmp), args.stiffness, args.damping, args.minis, args.other)
     theirs = exudyn_rate(args.stiffness, args.damping)
     per = ours["perVariation"]
     print(f"{n} variations of spring_slider (2,000 steps each), 2 processes each")
@@ -154,6 +184,8 @@ def main() -> None:
         print(f"  mini job latency idle / during the sweep (median):     {ours['idle'] * 1e3:6.1f} / "
               f"{ours['during'] * 1e3:6.1f} ms = {ours['during'] / ours['idle']:.2f}x  (target <= 2; "
               f"{ours['minis']} jobs)")
+    print(f"  a second owner's sweep ({args.other // 10 * 10} variations) posted during the first: its share of "
+          f"the variations finished while both ran: {ours['share']:.2f}  (fair: 0.5)")
     print(f"  per variation: {per['commits']:.1f} database commits, {per['redisCommands']:.1f} Redis commands, "
           f"{per['dbBytes'] / 1e3:.1f} kB database growth")
 

@@ -1,11 +1,12 @@
-"""kombu's filesystem transport, with two changes:
+"""kombu's filesystem transport, with three changes:
 
 - atomic writes: the stock one creates the message file and then writes it, so a worker polling
   at that moment can take an empty file and lose the message;
 - wake-ups instead of polling: a producer sends a datagram to the consumer's abstract unix
   socket (transport option `wake_address`) after each message, and the consumer waits on that
   socket between polls, so a message is taken within a fraction of a millisecond instead of up
-  to `polling_interval` later (now only the fallback for a lost datagram).
+  to `polling_interval` later (now only the fallback for a lost datagram);
+- queues consumed in priority order on request (`queue_order_strategy`), as Redis' are.
 """
 import os
 import socket
@@ -20,6 +21,18 @@ from .notify import send_datagram
 
 
 class Channel(filesystem.Channel):
+    def _poll(self, cycle, callback, timeout=None):
+        """With the transport option queue_order_strategy "priority" (as kombu's Redis transport
+        has it), the queues in the order they are consumed, not in turn."""
+        if self.transport_options.get("queue_order_strategy") != "priority":
+            return super()._poll(cycle, callback, timeout)
+        for queue in self._active_queues:
+            try:
+                return self._get_and_deliver(queue, callback)
+            except filesystem.Empty:
+                continue
+        raise filesystem.Empty()
+
     def _put(self, queue, payload, **kwargs):
         name = f"{int(round(monotonic() * 1000))}_{uuid.uuid4()}.{queue}.msg"
         # the stock _get only takes files named '<x>.<queue>.msg'; the temporary name never matches

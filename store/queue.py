@@ -19,23 +19,27 @@ log = logging.getLogger(__name__)
 RUN_JOB = "mbserve.run_job"
 JOB_QUEUE = "mbserve"
 SWEEP_QUEUE = "mbserve.sweeps"  # batches of sweep variations (store.sweeps), apart from single jobs
-WORKER_QUEUES = f"{JOB_QUEUE},{SWEEP_QUEUE}"  # a worker takes from both in turn (kombu's round robin)
+# a worker process that is free takes a single job whenever one is queued, a sweep's batch only
+# when none is ("priority": the queues in this order, not in turn), so a single job waits for a
+# running batch to stop (MBSERVE_SWEEP_BATCH_SECONDS), never for the batches queued before it
+WORKER_QUEUES = f"{JOB_QUEUE},{SWEEP_QUEUE}"
+QUEUE_ORDER = "priority"
 
 
 @lru_cache
 def get_celery(settings: Settings) -> Celery:
     broker = settings.broker_url or "mbfs://"
     app = Celery("mbserve", broker=broker, set_as_current=False)
-    options: dict = {}
+    options: dict = {"queue_order_strategy": QUEUE_ORDER}
     if settings.broker_url is None:
         folder = str(settings.broker_dir)
-        options = {"data_folder_in": folder, "data_folder_out": folder,
+        options |= {"data_folder_in": folder, "data_folder_out": folder,
                    "polling_interval": settings.broker_poll_seconds,
                    "wake_address": socket_address(settings, "broker")}
     elif broker.startswith(("redis", "rediss")):
         # above the time limit, so a running job is not delivered twice (celery#5935); the lease
         # would make such a second delivery do nothing, but it would still hold a worker slot
-        options = {"visibility_timeout": settings.job_time_limit + 300}
+        options["visibility_timeout"] = settings.job_time_limit + 300
     app.conf.update(
         task_ignore_result=True,
         broker_transport_options=options,
