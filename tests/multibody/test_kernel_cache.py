@@ -58,7 +58,8 @@ def test_a_stale_cache_is_compiled_whole_under_the_lock_with_progress(monkeypatc
     seconds = kernel_cache.ensure_compiled(lambda done, total: reports.append((done, total)))
     assert seconds is not None and len(removed) == len(found)  # a stale callee makes every caller stale
     assert ("locked", True) in reports  # the warm-up ran while the lock was held
-    assert reports[-1][1] == len(found)
+    progress = [r for r in reports if r[0] != "locked"]  # the watcher may report before the warm-up's entry
+    assert progress and progress[-1][1] == len(found)
 
 
 def test_compiling_is_seen_while_another_process_holds_the_lock():
