@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import json
+import math
 import pstats
 import statistics
 import subprocess
@@ -84,6 +85,19 @@ def planar_double_pendulum() -> dict:
 CARTESIAN = {"objectType": "ConnectorCartesianSpringDamper", "stiffness": [500.0, 500.0, 500.0],
              "damping": [2.0, 2.0, 2.0], "offset": [1.0, 0, 0]}
 SPRING = {"objectType": "ConnectorSpringDamper", "stiffness": 500.0, "damping": 2.0, "referenceLength": 1.0}
+
+
+def user_function_load() -> dict:
+    """mass_point(SPRING) with a force F_y = 5 sin(10 t) given as a user-function expression."""
+    doc = mass_point(SPRING)
+    doc["loads"].append({"loadType": "ForceVector", "markerNumber": 1, "loadVector": [0, 5.0, 0],
+                         "loadVectorUserFunction": ["0", "loadVector[1]*sin(10*t)", "0"]})
+    return doc
+
+
+# the Python user functions Exudyn runs for the models' expressions: (list, index, parameter) -> function
+PYTHON_USER_FUNCTIONS = {"user_function_load": {
+    ("loads", 1, "loadVectorUserFunction"): lambda mbs, t, load: [0, load[1] * math.sin(10 * t), 0]}}
 MODELS = {  # name: model document, or a function making one
     "mini": EXAMPLES / "mini" / "model.json",
     "motion_sine": lambda: bench_motions.CASES["motion_sine"][0],
@@ -91,6 +105,7 @@ MODELS = {  # name: model document, or a function making one
     "revolute_prismatic_test": CASES / "revolute_prismatic_testmodel" / "model.json",
     "mass_point_cartesian": lambda: mass_point(CARTESIAN),
     "explicit_midpoint": lambda: mass_point(SPRING, "ExplicitMidpoint"),
+    "user_function_load": user_function_load,
     "slider_crank": CASES / "slider_crank" / "model.json",
     "planar_double_pendulum": planar_double_pendulum,
     "chain_1": EXAMPLES / "chain_1" / "model.json",
@@ -122,7 +137,7 @@ def exudyn_seconds(name: str, doc: dict, sparse: bool) -> float:
     if name in bench_motions.CASES:
         _, law, velocity = bench_motions.CASES[name]
         return bench_motions.exudyn_solve(doc, law, velocity, sparse)[0]
-    return exudyn_runner.solve(doc, sparse=sparse)[0]
+    return exudyn_runner.solve(doc, sparse=sparse, functions=PYTHON_USER_FUNCTIONS.get(name))[0]
 
 
 def median_time(fn, repeat: int) -> float:

@@ -1,7 +1,8 @@
 """Run a model document in Exudyn itself (for benchmarks and cross-checks; never at run time).
 
 Exudyn's AddNode/AddObject/... accept the same item dictionaries a model document holds.
-Motions (not an Exudyn feature) are not supported here.
+Motions (not an Exudyn feature) are not supported here. A user-function expression is given to
+Exudyn as the Python function it stands for: `functions` maps (list, index, parameter) to it.
 """
 from __future__ import annotations
 
@@ -10,14 +11,16 @@ import time
 import numpy as np
 
 
-def build(doc: dict):
+def build(doc: dict, functions: dict | None = None):
     import exudyn as exu
     sc = exu.SystemContainer()
     mbs = sc.AddSystem()
+    functions = functions or {}
     for key, add in (("nodes", mbs.AddNode), ("objects", mbs.AddObject), ("markers", mbs.AddMarker),
                      ("loads", mbs.AddLoad), ("sensors", mbs.AddSensor)):
-        for item in doc.get(key, []):
-            item = {k: v for k, v in item.items() if not (k.startswith("V") and k[1:2].isalpha())}
+        for i, item in enumerate(doc.get(key, [])):
+            item = {k: functions.get((key, i, k), v) for k, v in item.items()
+                    if not (k.startswith("V") and k[1:2].isalpha())}
             if key == "sensors":
                 item = dict(item, storeInternal=True, writeToFile=False)
                 if "outputVariableType" in item:
@@ -40,9 +43,9 @@ def build(doc: dict):
     return exu, sc, mbs, settings
 
 
-def solve(doc: dict, sparse: bool = False) -> tuple[float, object]:
+def solve(doc: dict, sparse: bool = False, functions: dict | None = None) -> tuple[float, object]:
     """(wall seconds of the solve call alone, mbs)."""
-    exu, sc, mbs, settings = build(doc)
+    exu, sc, mbs, settings = build(doc, functions)
     if sparse:
         settings.linearSolverType = exu.LinearSolverType.EigenSparse
     solve_spec = doc.get("solve", {})

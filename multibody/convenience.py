@@ -238,8 +238,8 @@ class CreateSpringDamper(_Connecting):
     """constant force along the spring (N)"""
     velocityOffset: S.FiniteFloat = 0.0
     """velocity subtracted from the length rate in the damping term"""
-    springForceUserFunction: S.UnsetUserFunction = 0
-    """0: none (a Python user function cannot be sent)"""
+    springForceUserFunction: S.ScalarUserFunction = 0
+    """0: none; or the ConnectorSpringDamper's springForceUserFunction as an expression (see User functions)"""
     drawSize: S.FiniteFloat = -1.0
     """drawing size; -1: default"""
 
@@ -542,8 +542,9 @@ class _Expansion:
         self.objects[i] = _named(spec.name, {
             "objectType": "ConnectorSpringDamper", "markerNumbers": markers, "referenceLength": length,
             "stiffness": spec.stiffness, "damping": spec.damping, "force": spec.force,
-            "velocityOffset": spec.velocityOffset, "activeConnector": True, "Vshow": spec.show,
-            "VdrawSize": spec.drawSize, "Vcolor": spec.color})
+            "velocityOffset": spec.velocityOffset, "activeConnector": True,
+            **({"springForceUserFunction": spec.springForceUserFunction} if spec.springForceUserFunction != 0 else {}),
+            "Vshow": spec.show, "VdrawSize": spec.drawSize, "Vcolor": spec.color})
 
 
 def expand_convenience(raw: dict) -> tuple[dict, list[Problem], list[dict], set[int]]:

@@ -17,7 +17,7 @@ import numpy as np
 from numba import literal_unroll
 from numba.extending import overload
 
-from .programs import motion_residual
+from .programs import eval_program, motion_residual
 
 # error_model="numpy": a division by zero gives inf/nan as in numpy (the solvers check finiteness)
 jit = numba.njit(cache=True, nogil=True, boundscheck=False, error_model="numpy")
@@ -119,6 +119,16 @@ class Model(NamedTuple):
     mo_consts: np.ndarray
     mo_start: np.ndarray
     mo_work_size: np.ndarray  # (1,)
+    # user functions as expressions (user_function_programs.py): one program set; per load and
+    # force item its first program, or -1 for none
+    uf_code: np.ndarray
+    uf_consts: np.ndarray
+    uf_start: np.ndarray
+    uf_work_size: np.ndarray  # (1,)
+    l_uf: np.ndarray
+    s_uf: np.ndarray
+    c_uf: np.ndarray
+    cs_uf: np.ndarray
     # item types with kernels of their own (ItemKernels): one data tuple per such type of the registry
     x_constraints: tuple
     x_forces: tuple
@@ -169,6 +179,8 @@ class Work(NamedTuple):
     mo_work: np.ndarray  # the programs' scratch
     mo_bad: np.ndarray  # (1,) int: -1, or the first motion whose law is undefined (programs.motion_residual)
     mo_kin: "Kin"  # the kinematics at q ± εv for the motions' u̇_j (empty without motions)
+    uf_x: np.ndarray  # (7,) a user function's variables
+    uf_work: np.ndarray  # the user functions' scratch
 
 
 # ---------------------------------------------------------------------------- compiled item types
@@ -791,15 +803,30 @@ def _spring(dp, dv, k, d, L0, fa, voff, e):
 
 
 @jit
-def spring_forces(pos, vel, Jpos, mcols, m0, m1, k, d, L0, fa, voff, active, n2):
-    """Generalized forces +J0ᵀ(f e), -J1ᵀ(f e) of all spring-dampers, scattered on n2."""
+def _spring_uf(p, t, dp, dv, k, d, L0, fa, voff, e, uf):
+    """(L, f, ∂f/∂L, ∂f/∂L̇) of a spring-damper, f from its user function's programs p, p+1, p+2
+    (uf = (code, consts, start, x, work)) at deltaL = L - L0, deltaL_t = eᵀΔv - v_off, or
+    k(L - L0) + d(eᵀΔv - v_off) + f_a with derivatives k, d when p < 0."""
+    L, f = _spring(dp, dv, k, d, L0, fa, voff, e)
+    if p < 0:
+        return L, f, k, d
+    code, consts, start, x, work = uf
+    x[0], x[1], x[2] = t, L - L0, (e[0] * dv[0] + e[1] * dv[1] + e[2] * dv[2]) - voff
+    return L, eval_program(code, consts, start, p, x, work), eval_program(code, consts, start, p + 1, x, work), \
+        eval_program(code, consts, start, p + 2, x, work)
+
+
+@jit
+def spring_forces(t, pos, vel, Jpos, mcols, m0, m1, k, d, L0, fa, voff, active, n2, p_uf, uf):
+    """Generalized forces +J0ᵀ(f e), -J1ᵀ(f e) of all spring-dampers, scattered on n2 (p_uf: the
+    first program of each one's user function or -1; uf: _spring_uf's programs and scratch)."""
     out = np.empty(n2)
-    spring_forces_into(out, np.empty((3, 3)), pos, vel, Jpos, mcols, m0, m1, k, d, L0, fa, voff, active)
+    spring_forces_into(out, np.empty((3, 3)), t, pos, vel, Jpos, mcols, m0, m1, k, d, L0, fa, voff, active, p_uf, uf)
     return out
 
 
 @jit
-def spring_forces_into(out, vecs, pos, vel, Jpos, mcols, m0, m1, k, d, L0, fa, voff, active):
+def spring_forces_into(out, vecs, t, pos, vel, Jpos, mcols, m0, m1, k, d, L0, fa, voff, active, p_uf, uf):
     """spring_forces into out (n2), with scratch vecs (3,3)."""
     n2 = out.shape[0]
     out[:] = 0.0
@@ -811,7 +838,7 @@ def spring_forces_into(out, vecs, pos, vel, Jpos, mcols, m0, m1, k, d, L0, fa, v
         for c in range(3):
             dp[c] = pos[q_, c] - pos[p, c]
             dv[c] = vel[q_, c] - vel[p, c]
-        _, f = _spring(dp, dv, k[i], d[i], L0[i], fa[i], voff[i], e)
+        _, f, _, _ = _spring_uf(p_uf[i], t, dp, dv, k[i], d[i], L0[i], fa[i], voff[i], e, uf)
         F0, F1, F2 = f * e[0], f * e[1], f * e[2]
         for j in range(7):
             col = mcols[p, j]
@@ -823,10 +850,11 @@ def spring_forces_into(out, vecs, pos, vel, Jpos, mcols, m0, m1, k, d, L0, fa, v
 
 
 @jit
-def spring_jacobians(pos, vel, Jpos, m0, m1, k, d, L0, fa, voff, active):
+def spring_jacobians(t, pos, vel, Jpos, m0, m1, k, d, L0, fa, voff, active, p_uf, uf):
     """∂f/∂q, ∂f/∂v (n,14,14) of the spring-damper forces, marker Jacobians held fixed:
     -Jdᵀ K Jd and -Jdᵀ D Jd with Jd = [-J0, J1],
-    K = e (k e + d P Δv / L)ᵀ + (f/L) P, D = d e eᵀ, P = I - e eᵀ."""
+    K = e (k e + d P Δv / L)ᵀ + (f/L) P, D = d e eᵀ, P = I - e eᵀ; with a user function
+    k = ∂f/∂deltaL and d = ∂f/∂deltaL_t at the state."""
     n = m0.shape[0]
     dq = np.zeros((n, 14, 14))
     dvv = np.zeros((n, 14, 14))
@@ -849,7 +877,7 @@ def spring_jacobians(pos, vel, Jpos, m0, m1, k, d, L0, fa, voff, active):
             for j in range(7):
                 Jd[c, j] = -Jpos[p, c, j]
                 Jd[c, 7 + j] = Jpos[q_, c, j]
-        L, f = _spring(dp, dv, k[i], d[i], L0[i], fa[i], voff[i], e)
+        L, f, ki, di = _spring_uf(p_uf[i], t, dp, dv, k[i], d[i], L0[i], fa[i], voff[i], e, uf)
         invL = 1.0 / L if L > 0 else 0.0
         for a in range(3):
             for b in range(3):
@@ -857,8 +885,8 @@ def spring_jacobians(pos, vel, Jpos, m0, m1, k, d, L0, fa, voff, active):
         for b in range(3):
             dvP = dv[0] * P[0, b] + dv[1] * P[1, b] + dv[2] * P[2, b]
             for a in range(3):
-                K[a, b] = e[a] * (k[i] * e[b] + d[i] * dvP * invL) + f * invL * P[a, b]
-                D[a, b] = d[i] * e[a] * e[b]
+                K[a, b] = e[a] * (ki * e[b] + di * dvP * invL) + f * invL * P[a, b]
+                D[a, b] = di * e[a] * e[b]
         for a in range(3):
             for j in range(14):
                 KJ[a, j] = K[a, 0] * Jd[0, j] + K[a, 1] * Jd[1, j] + K[a, 2] * Jd[2, j]
@@ -912,7 +940,8 @@ def work(model, n2, nae):
     mo_kin = _empty_kin(n2, nF, nm) if nmo else _empty_kin(0, 0, 0)  # for u̇_j (rate forms, acceleration level)
     w = Work(e(n2), e(nae), e((ne, 1)), e((ne, 1, 7)), e((nj, nr)), e((nj, nr, 14)), e((ncc, 1)), e((ncc, 1, 2)),
              e(n2), e(n2), e(n2), e((2, 7)), e((2, 3, 3)), e((5, 3)), e(nmo), e((nmo, 14)), e((4, nmo)),
-             e((nmo, 14)), e(3), e(model.mo_work_size[0]), np.full(1, -1, np.int64), mo_kin)
+             e((nmo, 14)), e(3), e(model.mo_work_size[0]), np.full(1, -1, np.int64), mo_kin, e(7),
+             e(model.uf_work_size[0]))
     return kin, w
 
 
@@ -961,17 +990,39 @@ def motion_rows(t, a, levels, velocity_level, model, kin, w):
                            w.mo_g, w.mo_x, w.mo_work)
 
 
+@jit
+def cartesian_uf_force(p, t, dp, dv, F, uf):
+    """F = a Cartesian spring-damper's user function (programs p..p+2) at displacement dp, velocity dv."""
+    code, consts, start, x, work = uf
+    x[0] = t
+    for c in range(3):
+        x[1 + c], x[4 + c] = dp[c], dv[c]
+    for c in range(3):
+        F[c] = eval_program(code, consts, start, p + c, x, work)
+
+
 @jit_inline
-def applied_forces(model, kin, w, load_factor):
+def applied_forces(t, model, kin, w, load_factor):
     """f(q, v, t) into w.f: loads, quadratic velocity terms, connector forces (System.applied_forces,
-    the same order of summation)."""
+    the same order of summation). A user function is evaluated at t and not scaled by load_factor
+    (Exudyn's rule for static load steps)."""
     m = model
     f, tmp, vecs = w.f, w.tmp, w.vecs
     n2 = f.shape[0]
+    uf = (m.uf_code, m.uf_consts, m.uf_start, w.uf_x, w.uf_work)
     f[:] = 0.0
     for k in range(m.l_kind.shape[0]):  # in the order of items.loads (by type, then load)
         mk, kind = m.l_markers[k], m.l_kind[k]
-        x0, x1, x2 = m.l_vec[k, 0] * load_factor, m.l_vec[k, 1] * load_factor, m.l_vec[k, 2] * load_factor
+        p = m.l_uf[k]
+        if p >= 0:
+            w.uf_x[0] = t
+            x0 = eval_program(m.uf_code, m.uf_consts, m.uf_start, p, w.uf_x, w.uf_work)
+            x1 = x2 = 0.0
+            if kind != 2:
+                x1 = eval_program(m.uf_code, m.uf_consts, m.uf_start, p + 1, w.uf_x, w.uf_work)
+                x2 = eval_program(m.uf_code, m.uf_consts, m.uf_start, p + 2, w.uf_x, w.uf_work)
+        else:
+            x0, x1, x2 = m.l_vec[k, 0] * load_factor, m.l_vec[k, 1] * load_factor, m.l_vec[k, 2] * load_factor
         if kind == 2:
             c = m.l_coord[k]
             if c < n2:
@@ -990,8 +1041,8 @@ def applied_forces(model, kin, w, load_factor):
                                   m.b_com, m.b_inertia)
     f += tmp
     if m.s_m0.shape[0]:
-        spring_forces_into(tmp, vecs[:3], kin.pos, kin.vel, kin.Jpos, m.mcols, m.s_m0, m.s_m1, m.s_k, m.s_d, m.s_L0,
-                           m.s_fa, m.s_voff, m.s_active)
+        spring_forces_into(tmp, vecs[:3], t, kin.pos, kin.vel, kin.Jpos, m.mcols, m.s_m0, m.s_m1, m.s_k, m.s_d,
+                           m.s_L0, m.s_fa, m.s_voff, m.s_active, m.s_uf, uf)
         f += tmp
     if m.c_m0.shape[0]:  # +J0ᵀF, -J1ᵀF with F = k∘(Δp - offset) + d∘Δv
         tmp[:] = 0.0
@@ -1000,9 +1051,14 @@ def applied_forces(model, kin, w, load_factor):
                 continue
             p, q_ = m.c_m0[i], m.c_m1[i]
             F = vecs[0]
-            for c in range(3):
-                F[c] = m.c_k[i, c] * ((kin.pos[q_, c] - kin.pos[p, c]) - m.c_offset[i, c]) \
-                    + m.c_d[i, c] * (kin.vel[q_, c] - kin.vel[p, c])
+            if m.c_uf[i] >= 0:
+                for c in range(3):
+                    vecs[1, c], vecs[2, c] = kin.pos[q_, c] - kin.pos[p, c], kin.vel[q_, c] - kin.vel[p, c]
+                cartesian_uf_force(m.c_uf[i], t, vecs[1], vecs[2], F, uf)
+            else:
+                for c in range(3):
+                    F[c] = m.c_k[i, c] * ((kin.pos[q_, c] - kin.pos[p, c]) - m.c_offset[i, c]) \
+                        + m.c_d[i, c] * (kin.vel[q_, c] - kin.vel[p, c])
             for j in range(7):
                 col = m.mcols[p, j]
                 if col < n2:
@@ -1015,8 +1071,13 @@ def applied_forces(model, kin, w, load_factor):
         tmp[:] = 0.0
         for i in range(m.cs_cols.shape[0]):
             c0, c1 = m.cs_cols[i, 0], m.cs_cols[i, 1]
-            fi = (m.cs_k[i] * ((kin.q[c1] - kin.q[c0]) - m.cs_offset[i]) + m.cs_d[i] * (kin.v[c1] - kin.v[c0])) \
-                * (1.0 if m.cs_active[i] else 0.0)
+            if m.cs_uf[i] >= 0:  # displacement q1 - q0, velocity v1 - v0
+                w.uf_x[0], w.uf_x[1], w.uf_x[2] = t, kin.q[c1] - kin.q[c0], kin.v[c1] - kin.v[c0]
+                fi = eval_program(m.uf_code, m.uf_consts, m.uf_start, m.cs_uf[i], w.uf_x, w.uf_work) \
+                    * (1.0 if m.cs_active[i] else 0.0)
+            else:
+                fi = (m.cs_k[i] * ((kin.q[c1] - kin.q[c0]) - m.cs_offset[i]) + m.cs_d[i] * (kin.v[c1] - kin.v[c0])) \
+                    * (1.0 if m.cs_active[i] else 0.0)
             if c0 < n2:
                 tmp[c0] += fi
             if c1 < n2:
@@ -1042,7 +1103,7 @@ def residual(t, a, lam, velocity_level, model, kin, w):
     rq, rg, eg, eC, jg, jC, ccg, ccC, f, tmp, cf, s7, mats, vecs = w.rq, w.rg, w.eg, w.eC, w.jg, w.jC, w.ccg, w.ccC, \
         w.f, w.tmp, w.cf, w.s7, w.mats, w.vecs
     n2 = a.shape[0]
-    applied_forces(model, kin, w, 1.0)
+    applied_forces(t, model, kin, w, 1.0)
     rigid_mass_times_into(tmp, s7[0], s7[1], fA, fGbar, b_frame, b_cols, b_mass, b_com, b_inertia, a)
     for k in range(m.p_mass.shape[0]):
         for i in range(3):

@@ -17,6 +17,7 @@ from . import schema as S
 from . import settings as settings_mod
 from .capabilities import SUPPORTED_DYNAMIC, explicit_solver_problems
 from .convenience import expand_convenience
+from . import programs as P
 from .items import BODY_NODES, CONNECTOR_MARKERS, MARKER_BODIES, MOTION_JOINTS
 from .items.declaration import COORDINATE_MARKERS, POSITION_MARKERS, RIGID_MARKERS
 from .limits import json_shape
@@ -38,13 +39,20 @@ LOAD_MARKERS = {
 MARKER_NODES = {"NodeRigid": {"RigidBodyEP", "RigidBody2D"},  # marker type -> nodes
                 "NodePosition": {"RigidBodyEP", "RigidBody2D", "Point", "PointGround"},
                 "NodeCoordinate": {"RigidBodyEP", "RigidBody2D", "Point", "PointGround"}}
+USER_FUNCTION_FIELDS = ("loadVectorUserFunction", "loadUserFunction", "springForceUserFunction")
 
 
-def build_motion_law(spec, path: str, name: str, budget=None):
+def build_motion_law(spec, path: str, name: str, budget=None, parameters=None):
     """motion_laws.build_motion_law, imported at the first motion: sympy only for a document with
     expressions."""
     from .motion_laws import build_motion_law as build
-    return build(spec, path, name, budget)
+    return build(spec, path, name, budget, parameters)
+
+
+def compile_user_functions(doc, budget):
+    """user_function_programs.compile_user_functions, imported at the first user function (sympy)."""
+    from .user_function_programs import compile_user_functions as compile_
+    return compile_(doc, budget)
 
 
 @functools.cache
@@ -68,6 +76,7 @@ class LoadedModel:
     names: dict[str, list[str]]  # list kind -> item names (defaults filled in)
     refs: dict[tuple[str, int, str], Any]  # (list, index, field) -> resolved index / list of indices
     motions: list  # compiled motion laws (multibody.motions)
+    user_functions: Any = None  # user_function_programs.UserFunctions, None without any
     warnings: list[dict] = field(default_factory=list)
     expanded_document: dict | None = None
     _system: Any = None
@@ -180,6 +189,7 @@ class _Checker:
         self.complete = not schema
         self.unreadable = unreadable
         self.warnings: list[dict] = []
+        self._budget = None
         self.refs: dict[tuple[str, int, str], Any] = {}
         self.names = {kind: [_raw_item_name(raw, kind, i) if it is None else it.name or f"{prefix}{i}"
                              for i, it in enumerate(getattr(doc, kind))]
@@ -212,10 +222,12 @@ class _Checker:
             stage()
         motions = self.resolve_motions()
         self.poll()
+        user_functions = self.resolve_user_functions()
+        self.poll()
         if self.complete:
             self.problems += explicit_solver_problems(self.doc, settings, self.names, self.refs)
         loaded = LoadedModel(document=self.doc, settings=settings, names=self.names, refs=self.refs,
-                             motions=motions, warnings=self.warnings)
+                             motions=motions, user_functions=user_functions, warnings=self.warnings)
         self.problems += check_sensor_outputs(loaded)
         if self.problems:
             raise ModelInvalid(self.problems)
@@ -394,19 +406,21 @@ class _Checker:
             elif joint is not None:
                 on_joint[joint] = i
             joints.append(joint)
-        expressions = sum(getattr(spec, field, None) is not None for spec in motions for field in EXPRESSION_FIELDS)
+        expressions = sum(getattr(spec, field, None) is not None for spec in motions if spec is not None
+                          for field in EXPRESSION_FIELDS) + self.user_function_count()
         over = [Problem("motions", f"{n} {what}; the limit is {getattr(limits, limit)} per document "
                                    f"({limits.name(limit)})", limit=limits.name(limit))
                 for what, n, limit in (("motions", len(motions), "max_motions"),
-                                       ("motion expressions", expressions, "max_expressions"))
+                                       ("expressions (motion laws and user functions)" if self.user_function_count()
+                                        else "motion expressions", expressions, "max_expressions"))
                 if n > getattr(limits, limit)]
         if over:
             self.problems += over
             return []
         if not motions:
             return []
-        from .expressions import Budget, BudgetExceeded  # sympy: only for a document with expressions
-        budget = Budget(limits.max_cost, limits.max_seconds, limits.name("max_cost"), limits.name("max_seconds"))
+        from .expressions import BudgetExceeded  # sympy: only for a document with expressions
+        budget = self.budget()
         times = self.step_times()
         laws = []
         for i, (spec, joint) in enumerate(zip(motions, joints)):
@@ -415,7 +429,7 @@ class _Checker:
                 continue
             name, path = self.names["motions"][i], f"motions[{i}]"
             try:
-                law = build_motion_law(spec, path, name, budget)
+                law = build_motion_law(spec, path, name, budget, self.doc.parameters)
             except MotionError as exc:
                 self.problems += [Problem(p, m, name) for p, m in exc.problems]
                 continue
@@ -437,6 +451,52 @@ class _Checker:
                     "(e.g. a logarithm of 0, a root of a negative number, an overflow)", name))
             laws.append((law, joint))
         return laws
+
+    def budget(self):
+        """The one Budget of the document's expressions (motion laws and user functions)."""
+        if self._budget is None:
+            from .expressions import Budget  # sympy: only for a document with expressions
+            limits = self.limits
+            self._budget = Budget(limits.max_cost, limits.max_seconds, limits.name("max_cost"),
+                                  limits.name("max_seconds"))
+        return self._budget
+
+    def user_function_count(self) -> int:
+        """Expressions in user functions (a vector's components count one each)."""
+        return sum(1 if isinstance(v, str) else len(v) for kind in ("loads", "objects") for _, it in self.items(kind)
+                   for v in (getattr(it, f, 0) for f in USER_FUNCTION_FIELDS) if not (isinstance(v, int) and v == 0))
+
+    def resolve_user_functions(self):
+        """The user functions compiled (user_function_programs.UserFunctions), None without any; a
+        user function of t alone (a load's) is evaluated at the step times, as a motion law is."""
+        if not self.user_function_count() or any(p.limit for p in self.problems):
+            return None
+        from .expressions import BudgetExceeded
+        try:
+            compiled, problems = compile_user_functions(self.doc, self.budget())
+        except BudgetExceeded as exc:
+            self.problems.append(Problem("loads" if any(True for _ in self.items("loads")) else "objects", exc.message,
+                                         limit=exc.limit))
+            return None
+        for path, message in problems:
+            kind, index = path.split("[")[0], int(path.split("[")[1].split("]")[0])
+            self.problems.append(Problem(path, message, self.names[kind][index]))
+        times = self.step_times()
+        code, consts, start, size = compiled.programs
+        x, work = np.zeros(8), np.empty(size)
+        for (kind, index), p in compiled.first.items():
+            if kind != "loads" or times is None:
+                continue
+            field = compiled.fields[(kind, index)]
+            components = 1 if field == "loadUserFunction" else 3
+            for k in range(components):
+                bad = P.first_undefined(code, consts, start, p + k, times, x, work)
+                if bad >= 0:
+                    where = f".{field}" if components == 1 else f".{field}[{k}]"
+                    self.problem(kind, index, where, f"{field} is undefined or not finite at t = {times[bad]:.6g} "
+                                                     "(e.g. a logarithm of 0, a root of a negative number, an overflow)")
+                    break
+        return compiled
 
     def step_times(self) -> np.ndarray | None:
         """The times of the steps (of every k-th when there are more than TIME_CHECKS), None if

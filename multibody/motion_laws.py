@@ -21,16 +21,17 @@ MIN_SAMPLES = 3
 
 
 def build_motion_law(spec: CustomMotion | SinusoidMotion | SteadyMotion, path: str, name: str,
-                     budget: Budget | None = None) -> MotionLaw:
+                     budget: Budget | None = None, parameters: dict[str, float] | None = None) -> MotionLaw:
     """Compile a validated motion spec; raises MotionError listing every problem, and
     BudgetExceeded once the document's expressions have used up `budget`.
 
     `path` locates the motion in the document ("motions[0]"); problem paths extend it with the
     field ("motions[0].positionDot"). `name` names the motion in messages of compiled functions.
+    `parameters`: the document's named constants.
     """
     method = getattr(spec, "method", "Prescribed")
     level, base = spec.level, BASE_FIELD[spec.level]
-    given, problems = _given_expressions(spec, path, method, budget)
+    given, problems = _given_expressions(spec, path, method, budget, parameters or {})
     if isinstance(spec, SinusoidMotion):
         given = {base: spec.amplitude * sp.sin(spec.rate * SYMBOLS["t"] + spec.phase)}
     elif isinstance(spec, SteadyMotion):
@@ -50,7 +51,7 @@ def build_motion_law(spec: CustomMotion | SinusoidMotion | SteadyMotion, path: s
         raise MotionError([*problems, (f"{path}.{base}", f"{base}: {exc.message}")]) from None
 
 
-def _given_expressions(spec, path: str, method: str, budget: Budget | None) -> tuple[dict[str, sp.Expr],
+def _given_expressions(spec, path: str, method: str, budget: Budget | None, parameters: dict[str, float]) -> tuple[dict[str, sp.Expr],
                                                                                      list[tuple[str, str]]]:
     """Parse the Custom expression fields that fit the level and method; problems with the rest."""
     problems, parsed = [], {}
@@ -66,7 +67,7 @@ def _given_expressions(spec, path: str, method: str, budget: Budget | None) -> t
             problems.append((f"{path}.{field}", f"{field} is not used with method {method}"))
         else:
             try:
-                parsed[field] = parse_expression(str(text), variables, budget=budget)
+                parsed[field] = parse_expression(str(text), variables, parameters, budget)
             except ExpressionError as exc:
                 problems.append((f"{path}.{field}", f"{field}: {exc.message}"))
     base = BASE_FIELD[level]

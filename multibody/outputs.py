@@ -221,6 +221,10 @@ class SensorSet:
             load_type = loaded.document.loads[load].loadType
             idx = list(s.loads.groups[load_type][0]).index(load)
             value = s.loads.groups[load_type][2][idx]  # as given: Exudyn does not rotate body-fixed ones
+            p = s.user_functions.of("loads", load)
+            if p >= 0:  # the user function's value, as Exudyn's SensorLoad gives it
+                n = max(1, value.size)
+                return lambda kin, lam: s.user_functions.evaluate(p, n, kin.t).reshape(kin.t.shape + value.shape)
             return lambda kin, lam: np.broadcast_to(value, kin.t.shape + value.shape)
         motion = ref("motionNumber")
         return lambda kin, lam: s.motions.output(motion, var, kin, lam)

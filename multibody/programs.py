@@ -1,6 +1,6 @@
 """Expression programs: user expressions as postfix code that one compiled evaluator runs.
 
-A document's expressions (motion laws now, `...UserFunction` expressions later) are parsed by
+A document's expressions (motion laws, `...UserFunction` expressions) are parsed by
 the whitelist of expressions.py, differentiated by sympy, and translated once per model into
 a *program set*: three flat arrays, no Python objects, so compiled code can evaluate them
 without a per-model JIT compile. This module holds the evaluator and does not import sympy.
@@ -13,9 +13,10 @@ without a per-model JIT compile. This module holds the evaluator and does not im
 
     eval_program(code, consts, start, p, x, work) -> float       # @njit, callable from njit code
     eval_programs(code, consts, start, first, x, out, work)       # programs first.. first+len(out)-1
+    eval_rows(code, consts, start, first, X, out, work)           # the same over rows X (sensor outputs)
 
 `x` is the program's variables, a float64 array whose layout the compiler fixed (for a motion
-law x = [t, q, u]; for a user function [t, its scalar arguments, its vector arguments flattened];
+law x = [t, q, u]; for a user function [t, its state-dependent arguments, vectors flattened];
 a vector element `loadVector[1]` is one slot, so constant indices cost nothing at run time).
 `work` is a float64 scratch array of at least work_size entries, owned by the caller (no
 allocation per call). The result is NaN or ±inf where the expression is undefined (log of a
@@ -242,6 +243,14 @@ def eval_programs(code, consts, start, first, x, out, work):
 
 
 @jit
+def eval_rows(code, consts, start, first, X, out, work):
+    """out[i, k] = program first + k at variables X[i], for every row i and column k."""
+    for i in range(X.shape[0]):
+        for k in range(out.shape[1]):
+            out[i, k] = eval_program(code, consts, start, first + k, X[i], work)
+
+
+@jit
 def motion_residual(code, consts, start, levels, revolute, t, qj, uj, uj_dot, velocity_level, g, x, work):
     """The motions' constraint rows g from a set of their programs (three per motion, in
     MOTION_PROGRAMS order), the joint coordinates qj, rates uj and accelerations uj_dot:
@@ -283,6 +292,7 @@ def warm_up() -> None:
     code, consts, start, size = UNDEFINED
     x, work, out = np.zeros(3), np.empty(size), np.empty(1)
     eval_programs(code, consts, start, 0, x, out, work)
+    eval_rows(code, consts, start, 0, x.reshape(1, 3), out.reshape(1, 1), work)
     first_undefined(code, consts, start, 0, x, x, work)
     motion_residual(code, consts, start, np.zeros(0, np.int64), np.zeros(0, np.bool_), 0.0, x, x, x, False, out, x,
                     work)

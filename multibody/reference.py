@@ -18,6 +18,7 @@ from .convenience import CONVENIENCE_ITEMS
 from .model import CONNECTOR_MARKERS, LOAD_MARKERS, MARKER_BODIES, MARKER_NODES
 from .outputs import OUTPUT_VARIABLES, SENSOR_TARGETS, sensor_output_variables
 from .settings import ALIASES
+from .user_functions import SIGNATURES, arguments_text
 
 COMMAND = "mbserve reference -o docs/model-reference.md"
 LIST_TITLES = {"nodes": "Nodes", "objects": "Objects", "markers": "Markers", "loads": "Loads",
@@ -210,6 +211,7 @@ def model_reference() -> str:
             if kind == "sensors" and item_type in ("Node", "Object", "Body", "Marker"):
                 lines += ["`outputVariableType`: one of " + ", ".join(
                     f"`{v}`" for v in sensor_output_variables(item_type)) + ".", ""]
+    lines += _user_functions_section()
     lines += ["## Convenience items (Exudyn's `mbs.Create...`)", "",
               "Given in `objects`, expanded at load time into the items Exudyn's helper creates",
               "(`mbserve validate --expanded` shows the result).", ""]
@@ -222,6 +224,26 @@ def model_reference() -> str:
               "| name | same as |", "| --- | --- |"]
     lines += [f"| `{alias}` | `{key}` |" for alias, key in ALIASES.items()]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _user_functions_section() -> list[str]:
+    lines = ["## User functions and parameters", "",
+             "A `...UserFunction` parameter holds 0 (none) or, instead of Exudyn's Python function, an expression",
+             "in the language of the motions (numbers, `pi`, `e`, + - * / **, sin, cos, exp, log, sqrt, abs, min,",
+             "max, `a if condition else b`, ...): a string for a scalar result, a list of 3 strings for a vector.",
+             "Its names are `t`, the function's arguments under Exudyn's names (a vector's elements by constant",
+             "indices, `loadVector[1]`; `mbs` is not available) and the document's `parameters`:",
+             "`\"parameters\": {\"omega\": 7.0}` defines named constants for every expression, user functions and",
+             "motion laws alike (a sweep may vary `parameters.omega`). It is compiled once per model and evaluated",
+             "in the compiled solvers; the Newton matrix takes its exact (symbolic) derivatives. A Python user",
+             "function in a model exported from Exudyn (`mbserve.exudyn.export`) is an error that shows this form.",
+             "", "| item | parameter | arguments | result | example |", "| --- | --- | --- | --- | --- |"]
+    for (_, item_type, name), sig in SIGNATURES.items():
+        result = "string" if not sig.result else f"list of {sig.result[0]} strings"
+        arguments = ", ".join(f"`{a}`" for a in arguments_text(sig).split(", "))
+        lines.append(f"| `{item_type}` | `{name}` | {arguments} | {result} | `{json.dumps(sig.example)}` |")
+    return lines + ["", "`itemNumber` is the item's index. A load's user function replaces its vector and is not scaled "
+                        "by the static solver's load factor (as in Exudyn); `t` is then the load step's time.", ""]
 
 
 def document_json_schema(ref_template: str = "#/$defs/{model}") -> dict[str, Any]:

@@ -6,6 +6,7 @@ every item and kept, unchecked, for drawing. References to other items are an in
 """
 from __future__ import annotations
 
+import keyword
 import math
 import re
 from typing import Annotated, Any, Literal, Union, get_args
@@ -27,6 +28,14 @@ Matrix4 = Annotated[list[Vector4], Field(min_length=4, max_length=4)]
 Ref = Union[int, str]  # an index in its list, or the item's name
 UnsetUserFunction = Annotated[Literal[0], Field(
     description="user functions are Python code and cannot be sent to a service; 0 (unset) only")]
+# a user function as an expression (SPEC section 1; its arguments: user_functions.SIGNATURES)
+ScalarUserFunction = Union[Literal[0], str]
+VectorUserFunction = Union[Literal[0], Annotated[list[str], Field(min_length=3, max_length=3)]]
+PARAMETER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+# names an expression gives its own meaning (expressions.SYMBOLS, CONSTANTS, FUNCTIONS; sympy-free here)
+RESERVED_NAMES = frozenset({"t", "q", "u", "pi", "e", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh",
+                            "cosh", "tanh", "exp", "log", "sqrt", "abs", "sign", "floor", "ceil", "min", "max", "step",
+                            "smoothstep", "where"})
 
 _VIS_KEY = re.compile(r"^V[A-Za-z]")
 IDENTITY3 = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
@@ -283,8 +292,8 @@ class ObjectConnectorSpringDamper(_Connector):
     """constant force added along the spring (N), positive in tension"""
     velocityOffset: FiniteFloat = 0.0
     """velocity subtracted from the length rate in the damping term"""
-    springForceUserFunction: UnsetUserFunction = 0
-    """0: none (a Python user function cannot be sent)"""
+    springForceUserFunction: ScalarUserFunction = 0
+    """0: none; or the force as an expression over t, deltaL (L - L0), deltaL_t (the length rate minus velocityOffset), stiffness, damping, force, itemNumber; it replaces k·deltaL + d·deltaL_t + force"""
 
 
 class ObjectConnectorCartesianSpringDamper(_Connector):
@@ -295,8 +304,8 @@ class ObjectConnectorCartesianSpringDamper(_Connector):
     """damping per global axis [dx, dy, dz]"""
     offset: Vector3 = Field(default_factory=lambda: [0.0] * 3)
     """displacement [x, y, z] of marker 1 from marker 0 at zero force"""
-    springForceUserFunction: UnsetUserFunction = 0
-    """0: none (a Python user function cannot be sent)"""
+    springForceUserFunction: VectorUserFunction = 0
+    """0: none; or the force [Fx, Fy, Fz] as 3 expressions over t, displacement[i] (marker 1 minus marker 0), velocity[i], stiffness[i], damping[i], offset[i], itemNumber"""
 
 
 class ObjectConnectorCoordinateSpringDamper(_Connector):
@@ -307,8 +316,8 @@ class ObjectConnectorCoordinateSpringDamper(_Connector):
     """damping between the two coordinates"""
     offset: FiniteFloat = 0.0
     """difference q1 - q0 at zero force"""
-    springForceUserFunction: UnsetUserFunction = 0
-    """0: none (a Python user function cannot be sent)"""
+    springForceUserFunction: ScalarUserFunction = 0
+    """0: none; or the force as an expression over t, displacement (q1 - q0), velocity, stiffness, damping, offset, itemNumber"""
 
 
 class ObjectConnectorCoordinate(_Connector):
@@ -392,8 +401,8 @@ class LoadForceVector(Item):
     """force [Fx, Fy, Fz] in N, global axes (body axes with bodyFixed)"""
     bodyFixed: bool = False
     """the vector turns with the body (body axes)"""
-    loadVectorUserFunction: UnsetUserFunction = 0
-    """0: none (a Python user function cannot be sent)"""
+    loadVectorUserFunction: VectorUserFunction = 0
+    """0: none; or the vector as 3 expressions over t and loadVector[i]; it replaces loadVector (the static solver's load factor does not scale it)"""
 
 
 class LoadTorqueVector(Item):
@@ -404,8 +413,8 @@ class LoadTorqueVector(Item):
     """torque [Mx, My, Mz] in N m, global axes (body axes with bodyFixed)"""
     bodyFixed: bool = False
     """the vector turns with the body (body axes)"""
-    loadVectorUserFunction: UnsetUserFunction = 0
-    """0: none (a Python user function cannot be sent)"""
+    loadVectorUserFunction: VectorUserFunction = 0
+    """0: none; or the vector as 3 expressions over t and loadVector[i]; it replaces loadVector (the static solver's load factor does not scale it)"""
 
 
 class LoadMassProportional(Item):
@@ -413,8 +422,8 @@ class LoadMassProportional(Item):
     markerNumber: Ref = -1
     """the BodyMass marker of the body (index or name)"""
     loadVector: Vector3 = Field(default_factory=lambda: [0.0] * 3, description="acceleration, e.g. gravity")
-    loadVectorUserFunction: UnsetUserFunction = 0
-    """0: none (a Python user function cannot be sent)"""
+    loadVectorUserFunction: VectorUserFunction = 0
+    """0: none; or the acceleration as 3 expressions over t and loadVector[i]; it replaces loadVector (the static solver's load factor does not scale it)"""
 
 
 class LoadCoordinate(Item):
@@ -423,8 +432,8 @@ class LoadCoordinate(Item):
     """the NodeCoordinate marker (index or name)"""
     load: FiniteFloat = 0.0
     """generalized force on the coordinate"""
-    loadUserFunction: UnsetUserFunction = 0
-    """0: none (a Python user function cannot be sent)"""
+    loadUserFunction: ScalarUserFunction = 0
+    """0: none; or the load as an expression over t and load; it replaces load (the static solver's load factor does not scale it)"""
 
 
 Load = Annotated[Union[LoadForceVector, LoadTorqueVector, LoadMassProportional, LoadCoordinate],
@@ -551,9 +560,23 @@ class ModelDocument(BaseModel):
     loads: list[Load] = Field(default_factory=list)
     sensors: list[Sensor] = Field(default_factory=list)
     motions: list[MotionSpec] = Field(default_factory=list)
+    parameters: dict[str, FiniteFloat] = Field(default_factory=dict)
+    """named constants that every expression (user functions, motion laws) may use: {"name": number}"""
     simulationSettings: dict[str, Any] = Field(default_factory=dict,
                                                description="Exudyn's SimulationSettings, nested names")
     solve: Solve = Field(default_factory=Solve)
+
+    @field_validator("parameters")
+    @classmethod
+    def parameter_names(cls, parameters: dict[str, float]) -> dict[str, float]:
+        for name in parameters:
+            if not PARAMETER_NAME.fullmatch(name) or keyword.iskeyword(name):
+                raise ValueError(f"parameter name {name[:40]!r}: a name is a letter or _ followed by letters, "
+                                 "digits and _ (at most 64), not a Python keyword")
+            if name in RESERVED_NAMES:
+                raise ValueError(f"parameter name {name!r} is taken by the expression language (t, q, u, pi, e "
+                                 "and the function names)")
+        return parameters
 
 
 LIST_KINDS = {"nodes": "node", "objects": "object", "markers": "marker", "loads": "load",

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from . import schema as S
 from .convenience import CONVENIENCE_ITEMS
+from .user_functions import expression_form, signature
 from .values import Problem, did_you_mean
 
 _SCALAR_LABELS = {"int", "str", "float", "bool", "none"}
@@ -140,9 +141,18 @@ def schema_problems(doc: dict, exc: ValidationError) -> list[Problem]:
             problems.append(Problem(_path(loc), _message(entries[0][0], loc, doc), item))
             continue
         value = _value_at(doc, loc)
-        message = _union_message([e for e, _ in entries], {label for _, label in entries}, value)
+        message = _user_function_message(doc, loc, value) or _union_message(
+            [e for e, _ in entries], {label for _, label in entries}, value)
         problems.append(Problem(_path(loc), message, item))
     return problems
+
+
+def _user_function_message(doc: dict, loc: tuple, value: Any) -> str | None:
+    """What a user-function parameter takes, when it holds something else."""
+    if len(loc) != 3 or loc[0] not in S.LIST_KINDS or not isinstance(loc[2], str):
+        return None
+    sig = signature(loc[0], _value_at(doc, loc[:2] + (S.TYPE_KEY[loc[0]],)), loc[2])
+    return None if sig is None else f"{_show(value)}: {loc[2]} takes 0 (none) or {expression_form(sig)}"
 
 
 def _value_at(doc: Any, loc: tuple) -> Any:

@@ -29,6 +29,7 @@ from .items.loads import Loads
 from .items.spring_damper import CartesianSpringDampers, SpringDampers
 from .items.motion_constraints import Motions
 from .kinematics import Kinematics, empty_kinematics
+from .user_functions import UserFunctions
 
 
 class System:
@@ -119,6 +120,7 @@ class System:
         self.mcols = self.fcols[self.mframe]
         self.mrot_identity = np.all(self.mrot == np.eye(3), axis=(1, 2))
         # ---------------------------------------------------------------- items
+        self.user_functions = loaded.user_functions or UserFunctions()
         self.bodies = RigidBodies(self)
         self.mass_points = MassPoints(self)
         self.loads = Loads(self)
@@ -152,7 +154,7 @@ class System:
         cc = group(CoordinateConstraints, self.constraints)
         kinds = {"ForceVector": 0, "MassProportional": 0, "TorqueVector": 1, "Coordinate": 2}
         lv = [v if t != "Coordinate" else np.stack([v, 0 * v, 0 * v], axis=1) for t, (_, _, v, _) in lg.items()]
-        b, e, mo, i64 = self.bodies, self.ep_constraints, self.motions, np.int64
+        b, e, mo, uf, i64 = self.bodies, self.ep_constraints, self.motions, self.user_functions, np.int64
         nr = max([len(g.rows) for g in joints], default=0)
         self.joint_slices, k = [], 0  # (group, its joints in the table, its rows)
         for g in joints:
@@ -195,7 +197,13 @@ class System:
             cc_ae=cc.ae.reshape(-1, 1), cc_active=cc.active,
             mo_m0=mo.m0, mo_m1=mo.m1, mo_R0=mo.R0, mo_R1=mo.R1, mo_revolute=mo.revolute, mo_levels=mo.levels,
             mo_ae=mo.ae.reshape(-1), mo_cols=mo.cols, mo_code=mo.programs.code, mo_consts=mo.programs.consts,
-            mo_start=mo.programs.start, mo_work_size=[mo.programs.work_size])
+            mo_start=mo.programs.start, mo_work_size=[mo.programs.work_size],
+            uf_code=uf.programs.code, uf_consts=uf.programs.consts, uf_start=uf.programs.start,
+            uf_work_size=[uf.programs.work_size],
+            l_uf=np.array([uf.of("loads", i) for idx, _, _, _ in lg.values() for i in idx], i64),
+            s_uf=np.array([uf.of("objects", i) for i in springs.objects], i64),
+            c_uf=np.array([uf.of("objects", i) for i in cartesian.objects], i64),
+            cs_uf=np.array([uf.of("objects", i) for i in cspring.objects], i64))
         # C-contiguous, int64 indices, float values throughout: one compiled signature for every model
         dtype = {"i": np.int64, "b": bool, "f": float}
         fields = {name: np.ascontiguousarray(x, dtype[np.asarray(x).dtype.kind]) for name, x in fields.items()}

@@ -6,12 +6,16 @@ Exudyn calls a user function with `mbs`, `t` and arguments that it documents per
 strings for a vector. An argument that is one of the item's own parameters (`loadVector`,
 `stiffness`, ...) or its `itemNumber` is a constant of the solve and is substituted when the
 model is loaded; the state-dependent ones (`deltaL`, `displacement`, ...) are the program's
-variables, after `t`.
+variables, after `t`. Compiling is user_function_programs.py (sympy); this module is the table.
 """
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import programs as P
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,36 @@ SIGNATURES: dict[tuple[str, str, str], Signature] = {  # (list, item type, param
         [f"stiffness[{i}]*(displacement[{i}] - offset[{i}]) + damping[{i}]*velocity[{i}]" for i in range(3)],
         {"itemNumber": "itemNumber", **_constants("stiffness", "damping", "offset")}),
 }
+
+
+@dataclass
+class UserFunctions:
+    """The compiled user functions of a model (user_function_programs.compile_user_functions): one
+    program set, and the first program of each (list, item index) that has one."""
+    programs: P.ProgramSet = P.UNDEFINED
+    first: dict[tuple[str, int], int] = field(default_factory=dict)
+    fields: dict[tuple[str, int], str] = field(default_factory=dict)  # its parameter
+
+    def of(self, kind: str, index: int) -> int:
+        """The item's first program, or -1 (no user function)."""
+        return self.first.get((kind, index), -1)
+
+    def kernel_arguments(self) -> tuple:
+        """(code, consts, start, x, work) as the kernels take them (scratch included)."""
+        code, consts, start, size = self.programs
+        return code, consts, start, np.empty(7), np.empty(size)
+
+    def evaluate(self, first: int, count: int, t, *args) -> np.ndarray:
+        """Programs first..first+count-1 at x = [t, *args] (t and args of one shape: one state or
+        sensor rows), as an array of that shape plus (count,)."""
+        t = np.asarray(t, float)
+        X = np.stack(np.broadcast_arrays(t, *args), axis=-1)
+        shape = X.shape[:-1]
+        out = np.empty((int(np.prod(shape)), count))
+        code, consts, start, size = self.programs
+        P.eval_rows(code, consts, start, first, np.ascontiguousarray(X.reshape(-1, X.shape[-1])), out,
+                    np.empty(size))
+        return out.reshape(shape + (count,))
 
 
 def signature(kind: str, item_type: str, parameter: str) -> Signature | None:

@@ -27,6 +27,7 @@ class _CoordinatePair:
         ms = np.array([system.loaded.ref("objects", i, "markerNumbers") for i in self.objects], dtype=int)
         self.cols = system.mcoord[ms.reshape(n, 2)]
         self.active = np.array([o.activeConnector for o in self.items], dtype=bool)
+        self.uf = np.array([system.user_functions.of("objects", i) for i in self.objects], int)  # -1: none
 
     def param(self, name: str) -> np.ndarray:
         return np.array([getattr(o, name) for o in self.items], float)
@@ -52,7 +53,10 @@ class CoordinateSpringDampers(_CoordinatePair):
 
     def force(self, kin) -> np.ndarray:
         dq, dv = self.relative(kin)
-        return (self.k * (dq - self.offset) + self.d * dv) * self.active
+        f = self.k * (dq - self.offset) + self.d * dv
+        for k in np.flatnonzero(self.uf >= 0):  # its user function at (t, displacement, velocity)
+            f[..., k] = self.system.user_functions.evaluate(self.uf[k], 1, kin.t, dq[..., k], dv[..., k])[..., 0]
+        return f * self.active
 
     def generalized(self, kin) -> np.ndarray:
         f = self.force(kin)
@@ -65,7 +69,11 @@ class CoordinateSpringDampers(_CoordinatePair):
         """∂f/∂q = k·[[-1, 1], [1, -1]] on (coordinate 0, coordinate 1), ∂f/∂v the same with d."""
         block = np.array([[-1.0, 1.0], [1.0, -1.0]])
         act = self.active[:, None, None]
-        return self.k[:, None, None] * block * act, self.d[:, None, None] * block * act
+        k, d = self.k.copy(), self.d.copy()
+        dq, dv = self.relative(kin)
+        for i in np.flatnonzero(self.uf >= 0):  # ∂f/∂displacement, ∂f/∂velocity of its user function
+            k[i], d[i] = self.system.user_functions.evaluate(self.uf[i] + 1, 2, kin.t, dq[i], dv[i])
+        return k[:, None, None] * block * act, d[:, None, None] * block * act
 
     def output(self, kin, k: int, var: str):
         if var in ("Displacement", "Velocity"):

@@ -28,6 +28,7 @@ class TwoMarkerForceGroup:
         self.active = np.array([o.activeConnector for o in self.items], dtype=bool)
         self.cols = np.concatenate([system.mcols[self.m0], system.mcols[self.m1]], axis=1) if n \
             else np.zeros((0, 14), int)
+        self.uf = np.array([system.user_functions.of("objects", i) for i in self.objects], int)  # -1: none
 
     def param(self, name: str) -> np.ndarray:
         return np.array([getattr(o, name) for o in self.items], float)
@@ -66,12 +67,14 @@ class SpringDampers(TwoMarkerForceGroup):
         self.L0, self.fa, self.voff = self.param("referenceLength"), self.param("force"), self.param("velocityOffset")
 
     def generalized(self, kin) -> np.ndarray:
-        return kernels.spring_forces(kin.pos, kin.vel, kin.Jpos, self.system.mcols, self.m0, self.m1, self.k,
-                                     self.d, self.L0, self.fa, self.voff, self.active, self.system.n2)
+        return kernels.spring_forces(kin.t, kin.pos, kin.vel, kin.Jpos, self.system.mcols, self.m0, self.m1, self.k,
+                                     self.d, self.L0, self.fa, self.voff, self.active, self.system.n2, self.uf,
+                                     self.system.user_functions.kernel_arguments())
 
     def jacobian_values(self, kin):
-        return kernels.spring_jacobians(kin.pos, kin.vel, kin.Jpos, self.m0, self.m1, self.k, self.d, self.L0,
-                                        self.fa, self.voff, self.active)
+        return kernels.spring_jacobians(kin.t, kin.pos, kin.vel, kin.Jpos, self.m0, self.m1, self.k, self.d, self.L0,
+                                        self.fa, self.voff, self.active, self.uf,
+                                        self.system.user_functions.kernel_arguments())
 
     # ---------------------------------------------------------------- output variables
     # the solver's forces are kernels.spring_forces; kin: the kinematics of sensor rows
@@ -86,7 +89,12 @@ class SpringDampers(TwoMarkerForceGroup):
 
     def scalar_force(self, kin):
         dp, dv, L, e = self._geometry(kin)
-        return self.k * (L - self.L0) + self.d * (np.einsum("...i,...i->...", e, dv) - self.voff) + self.fa
+        rate = np.einsum("...i,...i->...", e, dv) - self.voff
+        f = self.k * (L - self.L0) + self.d * rate + self.fa
+        for k in np.flatnonzero(self.uf >= 0):  # its user function at (t, deltaL, deltaL_t)
+            f[..., k] = self.system.user_functions.evaluate(self.uf[k], 1, kin.t, L[..., k] - self.L0[k],
+                                                            rate[..., k])[..., 0]
+        return f
 
     def force(self, kin) -> np.ndarray:
         _, _, _, e = self._geometry(kin)
@@ -120,11 +128,23 @@ class CartesianSpringDampers(TwoMarkerForceGroup):
 
     def force(self, kin) -> np.ndarray:
         dp, dv = self.relative(kin)
-        return self.k * (dp - self.offset) + self.d * dv
+        F = self.k * (dp - self.offset) + self.d * dv
+        for k in np.flatnonzero(self.uf >= 0):  # its user function at (t, displacement, velocity)
+            F[..., k, :] = self._user_function(kin, k, 0, 3)
+        return F
 
     def force_derivatives(self, kin):
         eye = np.eye(3)
-        return self.k[:, :, None] * eye, self.d[:, :, None] * eye
+        K, D = self.k[:, :, None] * eye, self.d[:, :, None] * eye
+        for k in np.flatnonzero(self.uf >= 0):  # one state: ∂F/∂displacement, ∂F/∂velocity
+            K[k], D[k] = self._user_function(kin, k, 3, 18).reshape(2, 3, 3)
+        return K, D
+
+    def _user_function(self, kin, k: int, first: int, count: int) -> np.ndarray:
+        """Programs first.. of item k's user function (user_function_programs.py's order)."""
+        dp, dv = self.relative(kin)
+        args = [dp[..., k, i] for i in range(3)] + [dv[..., k, i] for i in range(3)]
+        return self.system.user_functions.evaluate(self.uf[k] + first, count, kin.t, *args)
 
     def output(self, kin, k: int, var: str):
         """Over sensor rows (kin: their kinematics)."""

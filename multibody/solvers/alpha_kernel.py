@@ -20,9 +20,9 @@ import time
 
 import numpy as np
 
-from ..kernels import (CONVERGED, GIVE_UP, RESTART, compiled_matrix, jit, kinematics, motion_rows, newton_parameters,
-                       newton_rules, newton_update, residual, rigid_mass_matrices, rigid_quadratic_velocity_jacobians,
-                       spring_jacobians, work)
+from ..kernels import (CONVERGED, GIVE_UP, RESTART, compiled_matrix, eval_program, jit,
+                       kinematics, motion_rows, newton_parameters, newton_rules, newton_update, residual,
+                       rigid_mass_matrices, rigid_quadratic_velocity_jacobians, spring_jacobians, work)
 
 # return codes of run_steps
 DONE, PAUSED, NEWTON_FAILED, NOT_FINITE, HAND_BACK = 0, 1, 2, 3, 4
@@ -47,12 +47,13 @@ def _residual(t, q, v, a, lam, velocity_level, model, kin, w):
 
 
 @jit
-def _assemble(A, model, kin, w, mass_factor, k_factor, d_factor, level_factor, velocity_factor,
+def _assemble(A, t, model, kin, w, mass_factor, k_factor, d_factor, level_factor, velocity_factor,
               acceleration_factor):
-    """J̃ = mass_factor·M − k_factor·∂f/∂q − d_factor·∂f/∂v, C_qᵀ, level_factor·C_q (velocity_factor·C_q
-    for velocity-level rows, acceleration_factor·C_q for acceleration-level motions) and the (λ, λ)
-    diagonal of inactive joints, summed in the order of System.newton_matrix_values; item types with kernels
-    of their own last (kernels.compiled_matrix)."""
+    """J̃ = mass_factor·M − k_factor·∂f/∂q − d_factor·∂f/∂v at time t, C_qᵀ, level_factor·C_q
+    (velocity_factor·C_q for velocity-level rows, acceleration_factor·C_q for acceleration-level
+    motions) and the (λ, λ) diagonal of inactive joints, summed in the order of
+    System.newton_matrix_values; item types with kernels of their own last (kernels.compiled_matrix).
+    User-function forces enter with their symbolic derivatives."""
     m = model
     mcols, b_frame, b_cols, b_mass, b_com, b_inertia = m.mcols, m.b_frame, m.b_cols, m.b_mass, m.b_com, m.b_inertia
     s_m0, s_m1, s_k, s_d, s_L0, s_fa, s_voff, s_active = m.s_m0, m.s_m1, m.s_k, m.s_d, m.s_L0, m.s_fa, m.s_voff, \
@@ -62,6 +63,7 @@ def _assemble(A, model, kin, w, mass_factor, k_factor, d_factor, level_factor, v
     fA, fGbar, pos, vel, Jpos = kin.fA, kin.fGbar, kin.pos, kin.vel, kin.Jpos
     eC, jC = w.eC, w.jC
     n2 = A.shape[0] - w.rg.shape[0]
+    uf = (m.uf_code, m.uf_consts, m.uf_start, w.uf_x, w.uf_work)
     A[:] = 0.0
     M = rigid_mass_matrices(fA, fGbar, b_frame, b_mass, b_com, b_inertia)
     nb = b_frame.shape[0]
@@ -83,7 +85,7 @@ def _assemble(A, model, kin, w, mass_factor, k_factor, d_factor, level_factor, v
         for i in range(3):
             A[m.p_cols[k, i], m.p_cols[k, i]] += m.p_mass[k, i] * mass_factor
     if s_m0.shape[0]:
-        dq, dv = spring_jacobians(pos, vel, Jpos, s_m0, s_m1, s_k, s_d, s_L0, s_fa, s_voff, s_active)
+        dq, dv = spring_jacobians(t, pos, vel, Jpos, s_m0, s_m1, s_k, s_d, s_L0, s_fa, s_voff, s_active, m.s_uf, uf)
         for k in range(s_m0.shape[0]):
             for i in range(14):
                 r = mcols[s_m0[k], i] if i < 7 else mcols[s_m1[k], i - 7]
@@ -93,9 +95,22 @@ def _assemble(A, model, kin, w, mass_factor, k_factor, d_factor, level_factor, v
                     c = mcols[s_m0[k], j] if j < 7 else mcols[s_m1[k], j - 7]
                     if c < n2:
                         A[r, c] += -(k_factor * dq[k, i, j] + d_factor * dv[k, i, j])
+    KD = np.empty((2, 3, 3))
     for k in range(m.c_m0.shape[0]):  # Cartesian spring-dampers: -Jdᵀ diag(k) Jd, Jd = [-J0, J1]
         if not m.c_active[k]:
             continue
+        p_uf = m.c_uf[k]
+        if p_uf >= 0:  # a user function: -Jdᵀ (∂F/∂Δp) Jd, -Jdᵀ (∂F/∂Δv) Jd
+            for x in range(3):
+                w.uf_x[1 + x] = pos[m.c_m1[k], x] - pos[m.c_m0[k], x]
+                w.uf_x[4 + x] = vel[m.c_m1[k], x] - vel[m.c_m0[k], x]
+            w.uf_x[0] = t
+            for x in range(3):
+                for y in range(3):
+                    KD[0, x, y] = eval_program(m.uf_code, m.uf_consts, m.uf_start, p_uf + 3 + 3 * x + y, w.uf_x,
+                                               w.uf_work)
+                    KD[1, x, y] = eval_program(m.uf_code, m.uf_consts, m.uf_start, p_uf + 12 + 3 * x + y, w.uf_x,
+                                               w.uf_work)
         for i in range(14):
             r = mcols[m.c_m0[k], i] if i < 7 else mcols[m.c_m1[k], i - 7]
             if r >= n2:
@@ -107,19 +122,31 @@ def _assemble(A, model, kin, w, mass_factor, k_factor, d_factor, level_factor, v
                 sq, sv = 0.0, 0.0
                 for x in range(3):
                     ji = -Jpos[m.c_m0[k], x, i] if i < 7 else Jpos[m.c_m1[k], x, i - 7]
+                    if p_uf >= 0:
+                        for y in range(3):
+                            jj = -Jpos[m.c_m0[k], y, j] if j < 7 else Jpos[m.c_m1[k], y, j - 7]
+                            sq += ji * KD[0, x, y] * jj
+                            sv += ji * KD[1, x, y] * jj
+                        continue
                     jj = -Jpos[m.c_m0[k], x, j] if j < 7 else Jpos[m.c_m1[k], x, j - 7]
                     sq += ji * m.c_k[k, x] * jj
                     sv += ji * m.c_d[k, x] * jj
                 A[r, c] += -(k_factor * -sq + d_factor * -sv)
     for k in range(m.cs_cols.shape[0]):  # coordinate spring-dampers: k·[[-1, 1], [1, -1]]
         act = 1.0 if m.cs_active[k] else 0.0
+        ck, cd = m.cs_k[k], m.cs_d[k]
+        if m.cs_uf[k] >= 0:  # a user function: k = ∂f/∂displacement, d = ∂f/∂velocity
+            c0, c1 = m.cs_cols[k, 0], m.cs_cols[k, 1]
+            w.uf_x[0], w.uf_x[1], w.uf_x[2] = t, kin.q[c1] - kin.q[c0], kin.v[c1] - kin.v[c0]
+            ck = eval_program(m.uf_code, m.uf_consts, m.uf_start, m.cs_uf[k] + 1, w.uf_x, w.uf_work)
+            cd = eval_program(m.uf_code, m.uf_consts, m.uf_start, m.cs_uf[k] + 2, w.uf_x, w.uf_work)
         for i in range(2):
             r = m.cs_cols[k, i]
             for j in range(2):
                 c = m.cs_cols[k, j]
                 if r < n2 and c < n2:
                     sign = -1.0 if i == j else 1.0
-                    A[r, c] += -(k_factor * (m.cs_k[k] * sign * act) + d_factor * (m.cs_d[k] * sign * act))
+                    A[r, c] += -(k_factor * (ck * sign * act) + d_factor * (cd * sign * act))
     for k in range(e_cols.shape[0]):  # Euler-parameter normalization: always active
         row = n2 + e_ae[k, 0]
         for j in range(7):
@@ -227,12 +254,12 @@ def _lu_solve(A, piv, ptr, idx, val, x):
 
 
 @jit
-def _factorize(fact, colmax, model, kin, w, method, h):
+def _factorize(fact, colmax, t, model, kin, w, method, h):
     beta, gamma, alpha_m, alpha_f, _, index2 = method
     c = (1.0 - alpha_f) / (1.0 - alpha_m)
     level = gamma / (beta * h) if index2 else 1.0
     A, piv, ptr, idx, val = fact
-    _assemble(A, model, kin, w, 1.0 / c, beta * h * h, gamma * h, level, gamma / (beta * h), 1.0 / (c * beta * h * h))
+    _assemble(A, t, model, kin, w, 1.0 / c, beta * h * h, gamma * h, level, gamma / (beta * h), 1.0 / (c * beta * h * h))
     return _lu_factor(A, piv, colmax, ptr, idx, val)
 
 
@@ -263,7 +290,7 @@ def _newton(t1, h, q, v, a, abar, qn, vn, an, lam, ahat, rhs, method, newton, ma
     rq, rg = w.rq, w.rg
     for it in range(1, max_it + 1):
         if full or istate[JACOBIAN_REQUESTED]:
-            if not _factorize(fact, colmax, model, kin, w, method, h):
+            if not _factorize(fact, colmax, t1, model, kin, w, method, h):
                 return -1, it
             istate[JACOBIAN_REQUESTED] = 0
             istate[JACOBIANS] += 1
@@ -331,7 +358,7 @@ def initial_accelerations(model, t, q, v, fact, x):
                                        w) >= 0:
         return HAND_BACK
     A, piv, ptr, idx, val = fact
-    _assemble(A, model, kin, w, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0)
+    _assemble(A, t, model, kin, w, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0)
     if not _lu_factor(A, piv, np.empty(n2 + nae), ptr, idx, val):
         return NEWTON_FAILED
     for i in range(n2):

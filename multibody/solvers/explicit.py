@@ -38,10 +38,10 @@ ROWS_PER_CALL = 256
 
 
 @jit
-def _accelerations(model, kin, w, q, v, mass, out):
-    """q̈ = M⁻¹ f(q, v): M is the diagonal of the point masses (Euler-parameter nodes are refused)."""
+def _accelerations(t, model, kin, w, q, v, mass, out):
+    """q̈ = M⁻¹ f(q, v, t): M is the diagonal of the point masses (Euler-parameter nodes are refused)."""
     kinematics(q, v, model, kin)
-    applied_forces(model, kin, w, 1.0)
+    applied_forces(t, model, kin, w, 1.0)
     for i in range(out.shape[0]):
         out[i] = w.f[i] / mass[i]
 
@@ -144,7 +144,7 @@ def run_explicit(model, A, c, b, b_err, mass, fixed, settings, q, v, fstate, ist
         for i in range(stages):
             _combine(q, h, A[i], i, kq, xq)
             _combine(v, h, A[i], i, kv, kq[i])  # the stage's velocity is the next stages' q̇
-            _accelerations(model, kin, w, xq, kq[i], mass, kv[i])
+            _accelerations(t + c[i] * h, model, kin, w, xq, kq[i], mass, kv[i])
         _combine(q, h, b, stages, kq, qn)
         _combine(v, h, b, stages, kv, vn)
         for k in fixed:
@@ -189,7 +189,7 @@ def run_explicit(model, A, c, b, b_err, mass, fixed, settings, q, v, fstate, ist
             fstate[WRITE_NEXT] = max(fstate[WRITE_NEXT] + period, t)
         if due or t >= t_end - 1e-10:
             if end_accelerations:
-                _accelerations(model, kin, w, q, v, mass, a)
+                _accelerations(t, model, kin, w, q, v, mass, a)
             else:
                 a[:] = kv[stages - 1]
             for k in fixed:
