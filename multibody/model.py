@@ -13,11 +13,11 @@ from typing import Any, Callable
 import numpy as np
 from pydantic import ValidationError
 
+from . import programs as P
 from . import schema as S
 from . import settings as settings_mod
 from .capabilities import SUPPORTED_DYNAMIC, explicit_solver_problems
 from .convenience import expand_convenience
-from . import programs as P
 from .items import BODY_NODES, CONNECTOR_MARKERS, MARKER_BODIES, MOTION_JOINTS
 from .items.declaration import COORDINATE_MARKERS, POSITION_MARKERS, RIGID_MARKERS
 from .limits import json_shape
