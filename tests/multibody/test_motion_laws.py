@@ -255,9 +255,9 @@ def built(monkeypatch):
     """The motions whose laws were built (where the expression work is)."""
     calls = []
 
-    def counting(spec, path, name, budget=None):
+    def counting(spec, path, name, budget=None, parameters=None):
         calls.append(path)
-        return build_motion_law(spec, path, name, budget)
+        return build_motion_law(spec, path, name, budget, parameters)
     monkeypatch.setattr(multibody.model, "build_motion_law", counting)
     return calls
 
