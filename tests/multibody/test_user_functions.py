@@ -63,9 +63,8 @@ def test_a_spring_force_expression_equal_to_the_linear_spring_gives_its_results(
 
 
 def test_a_nonlinear_spring_uses_its_derivatives_in_newton():
-    """f = k·deltaL + c·deltaL³ against the same force written as a plain spring plus a cubic
-    coordinate spring? No plain item has a cubic term: compare with a much finer step instead,
-    and check that full Newton converges in few iterations (exact derivatives)."""
+    """f = k·deltaL + c·deltaL³, which no plain item gives: full Newton converges in about two
+    iterations per step (exact derivatives), and the result agrees with a 16 times finer step."""
     uf = "stiffness*deltaL + 400*deltaL**3"
     coarse = mass_point(objects=[spring(springForceUserFunction=uf)], steps=200)
     coarse["simulationSettings"]["timeIntegration"]["newton"] = {"useModifiedNewton": False}
@@ -228,7 +227,7 @@ def exudyn_run(doc: dict, functions: dict):
     ti = doc["simulationSettings"]["timeIntegration"]
     settings.timeIntegration.endTime, settings.timeIntegration.numberOfSteps = ti["endTime"], ti["numberOfSteps"]
     settings.timeIntegration.verboseMode = 0
-    settings.solutionSettings.writeSolutionToFile = False
+    settings.solution.file.write = False  # tests own their data: no file in the working directory
     exu.SolveDynamic(mbs, settings)
     return {s["name"]: np.asarray(mbs.GetSensorStoredData(i)) for i, s in enumerate(doc["sensors"])}
 
