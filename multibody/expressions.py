@@ -263,6 +263,8 @@ def parse_expression(text: str, variables: Sequence[str] | Mapping[str, tuple[in
         raise ExpressionError(f"expression is too long ({len(text)} characters, at most {MAX_LENGTH})")
     if not text.strip():
         raise ExpressionError("expression is empty")
+    if "\x00" in text:  # checked here: CPython's parser reports them as SyntaxError or ValueError
+        raise ExpressionError("expression contains null bytes")
     # Bracket depth before ast.parse: CPython's parser recurses on nesting.
     depth = deepest = 0
     for ch in text:
@@ -275,7 +277,7 @@ def parse_expression(text: str, variables: Sequence[str] | Mapping[str, tuple[in
     except SyntaxError as exc:
         where = f" at column {exc.offset}" if exc.offset else ""
         raise ExpressionError(f"syntax error{where}: {exc.msg}") from None
-    except (ValueError, RecursionError, MemoryError):  # null bytes; pathological unbracketed chains
+    except (ValueError, RecursionError, MemoryError):  # pathological unbracketed chains
         raise ExpressionError("expression cannot be parsed") from None
     nodes = _check_shape(tree.body)
     if budget is not None:
