@@ -234,6 +234,21 @@ def run_hypothesis(client: httpx.Client, tally: Tally, count: int, ids: dict) ->
 
 
 # ------------------------------------------------------------------ schemathesis
+def _timeout(case, base: float | None) -> float:
+    """The client's timeout for a case: a long poll (`?wait=S`, S <= LONG_POLL_MAX_SECONDS) is
+    answered after up to S seconds by design (a queued job that does not finish), so its client
+    waits S more than `base` (schemathesis' default, 10 s): only a server that does not answer in
+    time counts as a dropped connection."""
+    from schemathesis.core.transport import DEFAULT_RESPONSE_TIMEOUT
+
+    from service.api.routes.jobs import LONG_POLL_MAX_SECONDS
+    try:
+        wait = float((case.query or {}).get("wait", 0))
+    except (TypeError, ValueError):
+        wait = 0.0
+    return (base or DEFAULT_RESPONSE_TIMEOUT) + (wait if 0 <= wait <= LONG_POLL_MAX_SECONDS else 0.0)
+
+
 def run_schemathesis(schema, tally: Tally, count: int, call_kwargs: dict) -> None:
     """Per-operation cases (half of `count`) and stateful runs along inferred links (the rest)."""
     import requests
@@ -243,7 +258,7 @@ def run_schemathesis(schema, tally: Tally, count: int, call_kwargs: dict) -> Non
     def call(case):
         started = time.perf_counter()
         try:
-            answer = case.call(**call_kwargs)
+            answer = case.call(**{**call_kwargs, "timeout": _timeout(case, call_kwargs.get("timeout"))})
         except requests.RequestException as exc:
             tally.record(f"{case.method} {case.formatted_path} ({type(exc).__name__})",
                          time.perf_counter() - started, None)

@@ -17,15 +17,23 @@ class JobWaiters:
         self.waiting: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = defaultdict(set)
         self.settings = settings
         self.listener: Listener | None = None
+        self.lifespans = 0
 
-    def start(self) -> None:  # in the app's lifespan, which may run more than once
-        self.listener = Listener(self.settings, self.changed)
-        self.listener.start()
+    def start(self) -> None:
+        """In the app's lifespan, which may run more than once at a time (a test client per
+        request inside another's): one listener for all, stopped by the last stop()."""
+        with self.lock:
+            self.lifespans += 1
+            if self.listener is None:
+                self.listener = Listener(self.settings, self.changed)
+                self.listener.start()
 
     def stop(self) -> None:
-        if self.listener:
-            self.listener.stop()
-            self.listener = None
+        with self.lock:
+            self.lifespans -= 1
+            listener, self.listener = (self.listener, None) if self.lifespans == 0 else (None, self.listener)
+        if listener:
+            listener.stop()
 
     def changed(self, job_id: str) -> None:  # the listener's thread
         with self.lock:

@@ -69,7 +69,7 @@ class Listener(threading.Thread):
         self.stopping.set()
         if not postgres(self.settings):  # wake it: the next listener binds the same address
             send_datagram(socket_address(self.settings, "jobs"), b"")
-            self.join(5)
+        self.join(5)  # its connection closed before the caller goes on (tests drop the database next)
 
     def run(self) -> None:
         while not self.stopping.is_set():

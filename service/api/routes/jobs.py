@@ -29,6 +29,7 @@ from .models import owned_model, validated
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"], responses=ERRORS)
 
 KEEPALIVE_SECONDS = 15.0
+LONG_POLL_MAX_SECONDS = 60
 GZIP_MAX_BYTES = 4_000_000  # float64 values; bigger downloads go uncompressed (uncompressed_if_big)
 EVENTS_DOC = ("server-sent events: `event: progress` with the status document whenever status or progress "
               "change, then `event: end` with the final status document, and the stream ends; a "
@@ -140,7 +141,7 @@ async def _changes(request: Request, settings, owner: str, job_id: str, seconds:
 
 @router.get("/{job_id}", response_model=JobStatus)
 async def get_job(job_id: str, request: Request, settings: SettingsDep, owner: OwnerDep,
-                  wait: Annotated[float, Query(ge=0, le=60, description=
+                  wait: Annotated[float, Query(ge=0, le=LONG_POLL_MAX_SECONDS, description=
                                                "long poll: answer when the job has finished, or after "
                                                "this many seconds")] = 0):
     doc = None
