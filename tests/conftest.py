@@ -1,5 +1,6 @@
 import json
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -8,6 +9,32 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT.parent / "shared" / "examples"
 if not EXAMPLES.is_dir():
     EXAMPLES = ROOT / "examples"
+
+
+def pytest_configure(config) -> None:
+    """SIGTERM (a timeout, a stopped CI job) ends the run as Ctrl-C does: pytest then runs the
+    finalizers that drop test databases and stop servers. A forked child dies of it as usual."""
+    main = os.getpid()
+
+    def terminated(signum, frame):
+        if os.getpid() != main:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+        raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGTERM, terminated)
+
+
+def pytest_sessionstart(session) -> None:
+    """Drop the PostgreSQL test databases killed runs left behind (none when PostgreSQL is absent)."""
+    import time
+
+    from tests.support import sweep_databases
+    try:
+        stale = sweep_databases(time.time())
+    except Exception:  # not reachable, no psycopg: the tests that need it say so
+        return
+    if stale:
+        print(f"dropped {len(stale)} test database(s) of killed runs: {', '.join(stale)}")
 
 
 def example(name: str) -> dict:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import functools
 import os
+import re
+import secrets
 import signal
 import socket
 import subprocess
@@ -13,6 +15,56 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+POSTGRES = "host=127.0.0.1 user=postgres dbname=postgres"  # the maintenance database, for CREATE/DROP
+# A test database's name says who made it and when: mbserve_<what>_p<pid>_t<unix time>_<random>.
+_OURS = re.compile(r"(mbserve_[a-z_]+)_p(\d+)_t(\d+)_[0-9a-f]{8}")
+
+
+def database_name(prefix: str, pid: int | None = None) -> str:
+    """A new database's name, made now by `pid` (this process)."""
+    assert re.fullmatch(r"mbserve_[a-z_]+", prefix), prefix
+    return f"{prefix}_p{pid or os.getpid()}_t{int(time.time())}_{secrets.token_hex(4)}"
+
+
+def drop_database(name: str) -> None:
+    """DROP ... WITH (FORCE), again after a moment when a client connected between its
+    termination of the others and the drop (a worker's reconnect)."""
+    import psycopg
+    for attempt in range(3):
+        try:
+            with psycopg.connect(POSTGRES, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            return
+        except psycopg.errors.ObjectInUse:
+            if attempt == 2:
+                raise
+            time.sleep(0.5)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
+def sweep_databases(before: float) -> list[str]:
+    """Drop the test databases that killed runs left (SIGKILL, a CI timeout: no finalizer ran):
+    only names of database_name's form, made before `before` by a process of this machine
+    that is gone. Another run's database in use, and any other database, stay."""
+    import psycopg
+    with psycopg.connect(POSTGRES + " connect_timeout=3", autocommit=True) as conn:
+        names = [row[0] for row in conn.execute("SELECT datname FROM pg_database")]
+    stale = [name for name in names if (m := _OURS.fullmatch(name)) and int(m[3]) < before
+             and not _alive(int(m[2]))]
+    for name in stale:
+        drop_database(name)
+    return stale
 
 
 def free_port() -> int:

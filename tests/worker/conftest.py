@@ -1,6 +1,4 @@
-
 import contextlib
-import secrets
 from pathlib import Path
 
 import pytest
@@ -36,20 +34,23 @@ def job_row(settings, job_id):
 
 @contextlib.contextmanager
 def fresh_database(prefix: str = "mbserve_test"):
-    """A new, empty PostgreSQL database on 127.0.0.1:5432 (its SQLAlchemy URL), dropped after."""
+    """A new, empty PostgreSQL database on 127.0.0.1:5432 (its SQLAlchemy URL), dropped after,
+    whatever the test did; one a killed run left is dropped by the next run (support.sweep_databases)."""
     import psycopg
-    require_service("PostgreSQL at 127.0.0.1:5432", lambda: psycopg.connect(
-        "host=127.0.0.1 user=postgres dbname=postgres connect_timeout=3").close())
-    name = f"{prefix}_{secrets.token_hex(4)}"
-    with psycopg.connect("host=127.0.0.1 user=postgres dbname=postgres", autocommit=True) as conn:
+
+    from tests.support import POSTGRES, database_name, drop_database
+    require_service("PostgreSQL at 127.0.0.1:5432", lambda: psycopg.connect(POSTGRES + " connect_timeout=3").close())
+    name = database_name(prefix)
+    with psycopg.connect(POSTGRES, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
     try:
         yield f"{PG}/{name}"
     finally:
         from store.db import get_engine
-        get_engine(f"{PG}/{name}").dispose()
-        with psycopg.connect("host=127.0.0.1 user=postgres dbname=postgres", autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        try:
+            get_engine(f"{PG}/{name}").dispose()
+        finally:
+            drop_database(name)
 
 
 @pytest.fixture(scope="session")
