@@ -63,9 +63,9 @@ class Settings(BaseSettings):
     # sweep keeps sweep_batches_queued batches in the broker, so sweeps take turns on the workers
     sweep_batch_size: int = 8
     sweep_batches_queued: int = 4
-    # a batch task that has run this long sends the rest of its batch back to the queue, so a single
-    # job waits for a worker process about this long at most
-    sweep_batch_seconds: float = 0.25
+    # a batch task that has run this long sends the rest of its batch back to the queue, so other
+    # sweeps get their turn (a single job waiting in the broker stops a batch at its next variation)
+    sweep_batch_seconds: float = 2.0
     max_sweep_variations: int = 10_000  # per sweep
     max_owner_sweep_variations: int = 50_000  # queued or running, over all sweeps of one owner
 

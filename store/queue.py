@@ -21,7 +21,7 @@ JOB_QUEUE = "mbserve"
 SWEEP_QUEUE = "mbserve.sweeps"  # batches of sweep variations (store.sweeps), apart from single jobs
 # a worker process that is free takes a single job whenever one is queued, a sweep's batch only
 # when none is ("priority": the queues in this order, not in turn), so a single job waits for a
-# running batch to stop (MBSERVE_SWEEP_BATCH_SECONDS), never for the batches queued before it
+# running batch to stop (at its next variation: worker.runner), never for the batches queued before it
 WORKER_QUEUES = f"{JOB_QUEUE},{SWEEP_QUEUE}"
 QUEUE_ORDER = "priority"
 
@@ -65,6 +65,13 @@ def dispatch(settings: Settings, session: Session, job_ids: list[str]) -> None:
             session.execute(update(Job).where(Job.id.in_(job_ids[i:])).values(dispatched_at=None))
             session.commit()
             return
+
+
+def waiting(settings: Settings, name: str) -> int:
+    """The messages in a queue not yet taken by a worker (one round trip on Redis: LLEN of its
+    priority lists; a directory listing on the filesystem broker)."""
+    with get_celery(settings).pool.acquire(block=True) as conn:
+        return conn.default_channel.queue_declare(queue=name).message_count
 
 
 def check_broker(settings: Settings) -> None:

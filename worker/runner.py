@@ -15,7 +15,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 import multibody
 from multibody.model import LoadedModel, load_model
 from multibody.solvers import run
-from store import design, jobs, sweeps
+from store import design, jobs, queue, sweeps
 from store.config import Settings
 from store.db import get_sessionmaker
 from store.models import Job, Model, Sweep
@@ -152,8 +152,9 @@ def execute(settings: Settings, job_id: str, outputs: list[design.Output] | None
 def execute_batch(settings: Settings, sweep_id: str, job_ids: list[str], rest: bool = False) -> list[str]:
     """Run a batch of a sweep's variations in turn (what each returned, as `execute`; 'deferred'
     for those sent back). A new batch first sends the sweep's next one, so that other workers can
-    start on it meanwhile; after `sweep_batch_seconds` the rest goes back to the queue (`rest`),
-    so single jobs and other sweeps get their turn on this worker process."""
+    start on it meanwhile. The rest goes back to the queue (`rest`) when a single job waits in the
+    broker, so that it waits for one variation at most, and after `sweep_batch_seconds`, so that
+    other sweeps get their turn on this worker process."""
     Session = get_sessionmaker(settings.database)
     with Session() as session:
         sweep = session.get(Sweep, sweep_id)
@@ -165,7 +166,7 @@ def execute_batch(settings: Settings, sweep_id: str, job_ids: list[str], rest: b
     until = time.monotonic() + settings.sweep_batch_seconds
     outcomes = []
     for k, job_id in enumerate(job_ids):
-        if k and time.monotonic() > until:
+        if k and (time.monotonic() > until or queue.waiting(settings, queue.JOB_QUEUE)):
             with Session() as session:
                 sweeps.send_rest(settings, session, sweep_id, job_ids[k:])
             return outcomes + ["deferred"] * (len(job_ids) - k)

@@ -215,6 +215,19 @@ def test_a_batch_sends_back_its_rest_after_its_time(client, settings, batches):
     assert client.get(f"/v1/sweeps/{sweep['id']}").json()["done"] == 1
 
 
+def test_a_single_job_waiting_in_the_broker_stops_a_batch_at_its_next_variation(client, settings, batches):
+    from store import queue
+    from worker.runner import execute_batch
+    sweep = post(client, {"model": example("spring_slider"), **GRID}).json()
+    sweep_id, ids, rest = batches.pop(0)
+    assert execute_batch(settings, sweep_id, ids[:2], rest) == ["succeeded", "succeeded"]  # nothing waiting
+    queue.get_celery(settings).send_task(queue.RUN_JOB, args=["0" * 32])
+    assert queue.waiting(settings, queue.JOB_QUEUE) == 1
+    assert execute_batch(settings, sweep_id, ids[2:], True) == ["succeeded"] + ["deferred"] * 5
+    assert batches[-1] == (sweep_id, ids[3:], True)
+    assert client.get(f"/v1/sweeps/{sweep['id']}").json()["done"] == 3
+
+
 def test_numbers_of_items_are_checked_without_validating_every_variation(client, batches, monkeypatch):
     import multibody
 
