@@ -11,14 +11,15 @@ big results from PostgreSQL.
   API's RSS before and after, and the median of other requests (GET status) idle and during 20
   concurrent downloads.
 
-    python bench/bench_service.py [--runs 20] [--jobs 40] [--big-steps 200000]
+    python bench/bench_service.py [--runs 20] [--jobs 40] [--big-steps 200000] [--big-only]
+
+(--big-only: the distributed setup's big results alone.)
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
-import secrets
 import statistics
 import subprocess
 import sys
@@ -32,7 +33,8 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from tests.support import free_port, redis_server, start, stop, wait_http, wait_redis  # noqa: E402
+from tests.support import (POSTGRES, database_name, drop_database, free_port, redis_server, start, stop,  # noqa: E402
+                           wait_http, wait_redis)
 
 MINI = json.loads((ROOT.parent / "shared" / "examples" / "mini" / "model.json").read_text())
 
@@ -97,6 +99,7 @@ def big_results(url: str, api_pid: int, steps: int) -> dict:
         sizes = [download() for _ in range(3)]
         size, seconds = min(sizes, key=lambda s: s[1])
         rss1 = api.memory_info().rss
+        pool = lambda: sum(p.memory_info().rss for p in api.children())  # noqa: E731 (the download pool)
 
         def status_times(n: int) -> list[float]:
             out = []
@@ -107,16 +110,18 @@ def big_results(url: str, api_pid: int, steps: int) -> dict:
                 time.sleep(0.01)
             return out
         idle = statistics.median(status_times(50))
-        peak = [rss1]
-        with ThreadPoolExecutor(20) as pool:
-            downloads = [pool.submit(download) for _ in range(20)]
+        peak, pool_peak = [rss1], [pool()]
+        with ThreadPoolExecutor(20) as threads:
+            downloads = [threads.submit(download) for _ in range(20)]
             busy = []
             while not all(d.done() for d in downloads):
                 busy += status_times(5)
                 peak.append(api.memory_info().rss)
+                pool_peak.append(pool())
             total = sum(d.result()[0] for d in downloads)
     return {"bytes": size, "mbps": size / seconds / 1e6, "rss0": rss0, "rss1": rss1, "rssPeak": max(peak),
-            "idle": idle, "busy": statistics.median(busy), "busyCount": len(busy), "total": total}
+            "poolPeak": max(pool_peak), "idle": idle, "busy": statistics.median(busy), "busyCount": len(busy),
+            "total": total}
 
 
 def noop_floor(env: dict, work: Path, runs: int, jobs: int) -> tuple[float, float]:
@@ -147,14 +152,25 @@ def run_setup(name: str, env: dict, serve_args: list[str], worker: bool, work: P
                            work / "worker.log"))
     try:
         wait_http(f"{url}/readyz", procs[0], work / "api.log")
-        lat = latency(url, args.runs)
-        rate = throughput(url, args.jobs)
+        lat = None if args.big_only else latency(url, args.runs)
+        rate = None if args.big_only else throughput(url, args.jobs)
         big = big_results(url, procs[0].pid, args.big_steps) if worker and args.big_steps else None
     finally:
         for p in procs:
             stop(p)
-    trip, noop_rate = noop_floor(noop_env, work, args.runs, args.jobs)
     print(f"\n[{name}]")
+    if lat is not None:
+        print_small(lat, rate, *noop_floor(noop_env, work, args.runs, args.jobs), args)
+    if big:
+        print(f"  results document of {big['bytes'] / 1e6:.0f} MB streamed from PostgreSQL: {big['mbps']:8.1f} MB/s")
+        print(f"  API RSS: {big['rss0'] / 1e6:.0f} MB before, {big['rss1'] / 1e6:.0f} MB after 4 downloads, "
+              f"{big['rssPeak'] / 1e6:.0f} MB peak during 20 concurrent (its download pool: "
+              f"{big['poolPeak'] / 1e6:.0f} MB peak)")
+        print(f"  GET status median: idle {big['idle'] * 1e3:.1f} ms, during 20 concurrent downloads "
+              f"{big['busy'] * 1e3:.1f} ms ({big['busy'] / big['idle']:.2f}x, {big['busyCount']} requests)")
+
+
+def print_small(lat: dict, rate: float, trip: float, noop_rate: float, args) -> None:
     print(f"  mini job end to end, median of {args.runs}:   {lat['total'] * 1e3:8.1f} ms")
     print(f"  service overhead (latency - solveSeconds): {lat['overhead'] * 1e3:8.1f} ms")
     print(f"    of it: created -> started (API, queue):  {lat['queued'] * 1e3:8.1f} ms")
@@ -164,12 +180,6 @@ def run_setup(name: str, env: dict, serve_args: list[str], worker: bool, work: P
     print(f"  mini jobs/s, 2 worker processes:           {rate:8.2f}")
     print(f"  no-op tasks/s, 2 worker processes:         {noop_rate:8.2f}  "
           f"(mini / no-op = {rate / noop_rate:.3f})")
-    if big:
-        print(f"  results document of {big['bytes'] / 1e6:.0f} MB streamed from PostgreSQL: {big['mbps']:8.1f} MB/s")
-        print(f"  API RSS: {big['rss0'] / 1e6:.0f} MB before, {big['rss1'] / 1e6:.0f} MB after 4 downloads, "
-              f"{big['rssPeak'] / 1e6:.0f} MB peak during 20 concurrent")
-        print(f"  GET status median: idle {big['idle'] * 1e3:.1f} ms, during 20 concurrent downloads "
-              f"{big['busy'] * 1e3:.1f} ms ({big['busy'] / big['idle']:.2f}x, {big['busyCount']} requests)")
 
 
 def main() -> None:
@@ -177,10 +187,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--jobs", type=int, default=40)
     parser.add_argument("--big-steps", type=int, default=200000, help="steps of the big-results job (0: skip)")
+    parser.add_argument("--big-only", action="store_true", help="only the big results (distributed)")
     args = parser.parse_args()
     os.chdir(ROOT)
-    solve = solve_in_process(args.runs)
-    print(f"in-process solve of the mini example (solveSeconds), median of {args.runs}: {solve * 1e3:.1f} ms")
+    if not args.big_only:
+        solve = solve_in_process(args.runs)
+        print(f"in-process solve of the mini example (solveSeconds), median of {args.runs}: {solve * 1e3:.1f} ms")
 
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -189,12 +201,13 @@ def main() -> None:
         noop_env = {"MBSERVE_DATA_DIR": str(work / "noop"), "BENCH_RESULT_BACKEND": f"file://{work / 'noop-results'}"}
         (work / "noop-results").mkdir()
         (work / "noop" / "broker").mkdir(parents=True)
-        run_setup("embedded: SQLite, filesystem broker", env, [], False, work, noop_env, args)
+        if not args.big_only:
+            run_setup("embedded: SQLite, filesystem broker", env, [], False, work, noop_env, args)
 
         try:
             import psycopg
-            name = f"mbserve_bench_{secrets.token_hex(4)}"
-            with psycopg.connect("host=127.0.0.1 user=postgres dbname=postgres", autocommit=True) as conn:
+            name = database_name("mbserve_bench")  # one a killed run leaves, the tests' next run drops
+            with psycopg.connect(POSTGRES, autocommit=True) as conn:
                 conn.execute(f'CREATE DATABASE "{name}"')
         except Exception as exc:
             print(f"\n[distributed] skipped: {exc}")
@@ -213,8 +226,7 @@ def main() -> None:
         finally:
             redis.terminate()
             redis.wait(timeout=10)
-            with psycopg.connect("host=127.0.0.1 user=postgres dbname=postgres", autocommit=True) as conn:
-                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            drop_database(name)
 
 
 if __name__ == "__main__":

@@ -58,6 +58,9 @@ class Settings(BaseSettings):
     rate_limit_per_minute: int = 600  # POST requests per key (or client) and minute
     read_rate_limit_per_minute: int = 6_000  # GET requests under /v1 per key (or client) and minute
     max_list_limit: int = 200
+    # big downloads (results, sensors, solutions over 4 MB of values) are formatted in this many
+    # processes beside the API (0: in the API's threads, slowing its other requests)
+    download_processes: int = 2
 
     # sweeps: variations are sent in batches of sweep_batch_size jobs (one task runs them all); each
     # sweep keeps sweep_batches_queued batches in the broker, so sweeps take turns on the workers

@@ -9,13 +9,12 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future
 from contextlib import AbstractContextManager
 
 import numpy as np
 import orjson
-
-from multibody.solution import csv_rows, header
 
 CHUNK_BYTES = 1 << 20
 SLICE_BYTES = 1 << 18
@@ -89,30 +88,49 @@ def _json_rows(chunk: np.ndarray) -> bytes:
     return b",".join(orjson.dumps(piece, option=_NUMPY)[1:-1] for piece in _slices(chunk))
 
 
-def _data_json(source: Source, sensor: dict) -> Iterator[bytes]:
+def _csv_rows(chunk: np.ndarray) -> bytes:
+    """'t,v1,...\n' per row, NaN as Exudyn writes it."""
+    return b"".join(orjson.dumps(piece, option=_NUMPY)[2:-2].replace(b"],[", b"\n").replace(b"null", b"nan")
+                    + b"\n" for piece in _slices(chunk))
+
+
+def row_text(kind: str, chunk: np.ndarray) -> bytes:
+    """A chunk of rows as text, "json", "csv" (a sensor file) or "solution_csv": the work of a
+    download (service.downloads runs it in a process pool for big ones)."""
+    if kind == "solution_csv":
+        from multibody.solution import csv_rows  # here: the download pool imports this module, not the core
+        return csv_rows(chunk).encode()
+    return {"json": _json_rows, "csv": _csv_rows}[kind](chunk)
+
+
+# How a download turns chunks into text: row_text here, or a Future of it from a process pool.
+RowText = Callable[[str, np.ndarray], "bytes | Future[bytes]"]
+
+
+def _data_json(source: Source, sensor: dict, text: RowText) -> Iterator[bytes | Future]:
     yield b"["
     first = True
     for chunk in source.rows(sensor):
         if chunk.size:
             if not first:
                 yield b","
-            yield _json_rows(chunk)
+            yield text("json", chunk)
             first = False
     yield b"]"
 
 
-def sensor_json(source: Source, sensor: dict) -> Iterator[bytes]:
+def sensor_json(source: Source, sensor: dict, text: RowText = row_text) -> Iterator[bytes | Future]:
     """One sensor as in the results document: {"sensorType", "item", "outputVariableType", "columns", "data"}."""
     yield orjson.dumps({k: sensor[k] for k in META_KEYS})[:-1] + b',"data":'
-    yield from _data_json(source, sensor)
+    yield from _data_json(source, sensor, text)
     yield b"}"
 
 
-def document_json(source: Source, head: dict, sensors: list[dict]) -> Iterator[bytes]:
+def document_json(source: Source, head: dict, sensors: list[dict], text: RowText = row_text) -> Iterator[bytes | Future]:
     yield orjson.dumps({k: head[k] for k in HEAD_KEYS if k in head})[:-1] + b',"sensors":{'
     for i, sensor in enumerate(sensors):
         yield (b"," if i else b"") + orjson.dumps(sensor["name"]) + b":"
-        yield from sensor_json(source, sensor)
+        yield from sensor_json(source, sensor, text)
     yield b"}}"
 
 
@@ -122,7 +140,7 @@ def document_bytes(results) -> bytes:
     return b"".join(document_json(Memory(arrays), head, sensors))
 
 
-def sensor_csv(source: Source, sensor: dict, job_id: str) -> Iterator[bytes]:
+def sensor_csv(source: Source, sensor: dict, job_id: str, text: RowText = row_text) -> Iterator[bytes | Future]:
     """Exudyn's sensor file layout, so exudyn.plot.PlotSensor reads it: '#' header lines, then
     'time,values...' rows (shortest round-trip floats, lossless)."""
     number = re.fullmatch(r"[a-z]+(\d+)", sensor["item"] or "")
@@ -133,8 +151,7 @@ def sensor_csv(source: Source, sensor: dict, job_id: str) -> Iterator[bytes]:
            f"#number of sensor values = {len(sensor['columns']) - 1}\n#\n").encode()
     for chunk in source.rows(sensor):
         if chunk.size:
-            yield b"".join(orjson.dumps(piece, option=_NUMPY)[2:-2].replace(b"],[", b"\n").replace(b"null", b"nan")
-                           + b"\n" for piece in _slices(chunk))
+            yield text("csv", chunk)
 
 
 # Downloads take turns producing their next chunk: formatting holds the GIL, and with every
@@ -162,16 +179,18 @@ def streamed(source: Source, parts: Iterable[bytes]) -> Iterator[bytes]:
             yield b"".join(piece)
 
 
-def solution_json(source: Source, meta: dict, array: dict) -> Iterator[bytes]:
+def solution_json(source: Source, meta: dict, array: dict, text: RowText = row_text) -> Iterator[bytes | Future]:
     """The stored solution: its metadata (multibody.solution.Solution.meta) and "data": rows."""
     yield orjson.dumps(meta)[:-1] + b',"data":'
-    yield from _data_json(source, array)
+    yield from _data_json(source, array, text)
     yield b"}"
 
 
-def solution_csv(source: Source, meta: dict, array: dict, job_id: str) -> Iterator[bytes]:
+def solution_csv(source: Source, meta: dict, array: dict, job_id: str,
+                 text: RowText = row_text) -> Iterator[bytes | Future]:
     """Exudyn's solution file layout, which exudyn.utilities.LoadSolutionFile reads."""
+    from multibody.solution import header
     yield header(meta, f"written by mbserve; job {job_id}").encode()
     for chunk in source.rows(array):
         if chunk.size:
-            yield csv_rows(chunk).encode()
+            yield text("solution_csv", chunk)

@@ -18,8 +18,9 @@ from ...errors import ApiError, checked_id, not_found
 from store.db import get_autocommit, get_sessionmaker
 from store.jobs import FINISHED, status_document
 from store.notify import RECHECK_SECONDS
+from ...downloads import response as download
 from ...limits import check_json, check_model
-from store.formats import HEAD_KEYS, META_KEYS, document_json, sensor_csv, sensor_json, streamed
+from store.formats import HEAD_KEYS, META_KEYS, document_json, sensor_csv, sensor_json
 from store.results import open_source
 from ...schemas import ERRORS, KEY_PATTERN, Cursor, JobCreate, JobList, JobStatus
 from ...warmup import with_detail
@@ -30,7 +31,6 @@ router = APIRouter(prefix="/v1/jobs", tags=["jobs"], responses=ERRORS)
 
 KEEPALIVE_SECONDS = 15.0
 LONG_POLL_MAX_SECONDS = 60
-GZIP_MAX_BYTES = 4_000_000  # float64 values; bigger downloads go uncompressed (uncompressed_if_big)
 EVENTS_DOC = ("server-sent events: `event: progress` with the status document whenever status or progress "
               "change, then `event: end` with the final status document, and the stream ends; a "
               "`: keep-alive` comment every 15 s")
@@ -180,14 +180,6 @@ def cancel_job(job_id: str, session: SessionDep, settings: SettingsDep, owner: O
     return status_document(job)
 
 
-def uncompressed_if_big(arrays: list[dict]) -> dict:
-    """Headers that keep the gzip middleware off a big download: gzip runs at ~10-20 MB/s of
-    JSON per core, so it would cap a download far below disk speed and take the CPU other
-    requests need; float rows only halve under it."""
-    size = sum(a.get("rows", 0) * (a.get("cols") or len(a.get("columns", ()))) * 8 for a in arrays)
-    return {"Content-Encoding": "identity"} if size > GZIP_MAX_BYTES else {}
-
-
 def finished_result(session, owner: str, job_id: str) -> tuple[Job, Result | None, dict]:
     job = owned_job(session, owner, job_id)
     if job.status in ("queued", "running"):
@@ -211,8 +203,8 @@ def get_results(job_id: str, session: SessionDep, settings: SettingsDep, owner: 
                             for s in (result.sensors if result else [])}}
     source = open_source(settings, get_autocommit(settings.database), result)
     sensors = result.sensors if result else []
-    return StreamingResponse(streamed(source, document_json(source, head, sensors)), media_type="application/json",
-                             headers=uncompressed_if_big(sensors))
+    return download(settings, source, sensors, lambda text: document_json(source, head, sensors, text),
+                    "application/json")
 
 
 @router.get("/{job_id}/sensors/{sensor}", responses={200: {"content": {"application/json": {}, "text/csv": {}}}})
@@ -224,8 +216,6 @@ def get_sensor(job_id: str, sensor: str, session: SessionDep, settings: Settings
         raise not_found("sensor", sensor)
     source = open_source(settings, get_autocommit(settings.database), result)
     if format == "csv":
-        return StreamingResponse(streamed(source, sensor_csv(source, found, job.id)), media_type="text/csv",
-                                 headers={"Content-Disposition": f'attachment; filename="{job.id}-{found["key"]}.txt"',
-                                          **uncompressed_if_big([found])})
-    return StreamingResponse(streamed(source, sensor_json(source, found)), media_type="application/json",
-                             headers=uncompressed_if_big([found]))
+        return download(settings, source, [found], lambda text: sensor_csv(source, found, job.id, text), "text/csv",
+                        {"Content-Disposition": f'attachment; filename="{job.id}-{found["key"]}.txt"'})
+    return download(settings, source, [found], lambda text: sensor_json(source, found, text), "application/json")

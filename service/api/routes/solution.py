@@ -2,16 +2,16 @@
 from typing import Literal
 
 from fastapi import APIRouter
-from fastapi.responses import StreamingResponse
 
 from store.db import get_autocommit
-from store.formats import SOLUTION_KEY, solution_csv, solution_json, streamed
+from store.formats import SOLUTION_KEY, solution_csv, solution_json
 from store.results import open_source
 
+from ...downloads import response as download
 from ...errors import ApiError
 from ...schemas import ERRORS
 from ..deps import OwnerDep, SessionDep, SettingsDep
-from .jobs import finished_result, uncompressed_if_big
+from .jobs import finished_result
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"], responses=ERRORS)
 
@@ -28,8 +28,7 @@ def get_solution(job_id: str, session: SessionDep, settings: SettingsDep, owner:
     array = head.get("solutionArray") or {"key": SOLUTION_KEY}  # stored as .npz before revision 0003
     source = open_source(settings, get_autocommit(settings.database), result)
     if format == "csv":
-        return StreamingResponse(streamed(source, solution_csv(source, meta, array, job.id)), media_type="text/csv",
-                                 headers={"Content-Disposition": f'attachment; filename="{job.id}-solution.txt"',
-                                          **uncompressed_if_big([array])})
-    return StreamingResponse(streamed(source, solution_json(source, meta, array)), media_type="application/json",
-                             headers=uncompressed_if_big([array]))
+        return download(settings, source, [array], lambda text: solution_csv(source, meta, array, job.id, text),
+                        "text/csv", {"Content-Disposition": f'attachment; filename="{job.id}-solution.txt"'})
+    return download(settings, source, [array], lambda text: solution_json(source, meta, array, text),
+                    "application/json")

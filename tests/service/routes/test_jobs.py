@@ -210,12 +210,32 @@ def test_events_stream_progress_and_end_with_the_final_status(client, run_queued
     assert client.get("/v1/jobs/nope/events").status_code == 404
 
 
-def test_big_results_are_not_gzipped(client, run_queued, mini, monkeypatch):
-    """gzip would cap a big download far below disk speed (uncompressed_if_big)."""
-    from service.api.routes import jobs as routes
-    monkeypatch.setattr(routes, "GZIP_MAX_BYTES", 0)
-    job = submit(client, {"model": mini})
+def test_big_downloads_are_formatted_in_the_pool_with_the_same_text_and_not_gzipped(client, run_queued, mini,
+                                                                                     monkeypatch):
+    """service.downloads: over BIG_BYTES, a download's rows are formatted in the process pool;
+    every format gives the text of the request's thread, byte for byte, and none is gzipped
+    (gzip would cap a big download far below disk speed)."""
+    from service import downloads
+    job = submit(client, {"model": mini, "store": {"solution": True}})
     run_queued()
-    answer = client.get(f"/v1/jobs/{job['id']}/results", headers={"Accept-Encoding": "gzip"})
-    assert answer.headers["content-encoding"] == "identity"
-    assert json.loads(answer.content)["status"] == "succeeded"
+    sensor = client.get(f"/v1/jobs/{job['id']}/results?data=false").json()["sensors"]
+    paths = [f"/v1/jobs/{job['id']}/results", f"/v1/jobs/{job['id']}/solution",
+             f"/v1/jobs/{job['id']}/solution?format=csv"]
+    paths += [f"/v1/jobs/{job['id']}/sensors/{name}{query}" for name in sensor for query in ("", "?format=csv")]
+    gzip = {"Accept-Encoding": "gzip"}
+    in_thread = {path: client.get(path, headers=gzip) for path in paths}
+    assert all(a.status_code == 200 for a in in_thread.values())
+    monkeypatch.setattr(downloads, "BIG_BYTES", 0)
+    pooled, real = [], downloads.pooled
+    monkeypatch.setattr(downloads, "pooled", lambda *args: pooled.append(args) or real(*args))
+    for path in paths:
+        answer = client.get(path, headers=gzip)
+        assert answer.headers["content-encoding"] == "identity", path
+        assert answer.content == in_thread[path].content, path
+    assert len(pooled) == len(paths)
+    monkeypatch.setattr(downloads, "pool", lambda settings: None)  # MBSERVE_DOWNLOAD_PROCESSES=0
+    answer = client.get(paths[0], headers=gzip)
+    assert answer.headers["content-encoding"] == "identity" and answer.content == in_thread[paths[0]].content
+    assert len(pooled) == len(paths)  # formatted in the request's thread
+
+
