@@ -3,6 +3,7 @@ below the model layer (they import no solver)."""
 from __future__ import annotations
 
 from .items import EXPLICIT_RULES
+from .items.bodies import off_center
 from .solvers.tableaus import TABLEAUS
 from .values import Problem
 
@@ -12,7 +13,8 @@ SUPPORTED_DYNAMIC = ("GeneralizedAlpha", "TrapezoidalIndex2", *TABLEAUS)
 def explicit_solver_problems(doc, settings: dict, names: dict, refs: dict) -> list[Problem]:
     """What Exudyn's explicit solvers refuse (see solvers/explicit.py), as problems at solve.solverType:
     Euler-parameter nodes, and with eliminateConstraints every constraint but a ConnectorCoordinate
-    between a ground-node coordinate and a node coordinate (the item declarations' `explicit`);
+    between a ground-node coordinate and a node coordinate (the item declarations' `explicit`); and
+    what only ours refuse: off-center planar rigid bodies (their mass matrix is not diagonal);
     `refs` are the resolved references ((list, index, field) -> index)."""
     if doc.solve.type != "Dynamic" or doc.solve.solverType not in TABLEAUS:
         return []
@@ -23,6 +25,11 @@ def explicit_solver_problems(doc, settings: dict, names: dict, refs: dict) -> li
         problems.append(Problem("solve.solverType", f"{solver} cannot integrate Euler-parameter nodes "
                                 f"({', '.join(ep)}): they carry an algebraic normalization constraint and their "
                                 "mass matrix is singular without it (Exudyn aborts too); use GeneralizedAlpha"))
+    off = [names["objects"][i] for i, o in enumerate(doc.objects) if off_center(o)]
+    if off:
+        problems.append(Problem("solve.solverType", f"{solver} cannot integrate {', '.join(off)}: a RigidBody2D whose "
+                                "centerOfMass is away from its node has a mass matrix that is not diagonal, and "
+                                "mbserve's explicit solvers take diagonal ones only; use GeneralizedAlpha"))
     if not settings["timeIntegration"]["explicit"]["eliminateConstraints"]:
         return problems
     bad = []

@@ -396,6 +396,17 @@ def _ep_frame(th, A, G, Gb):
 
 
 @jit_inline
+def _planar_frame(phi, A, G, Gb):
+    """A = rotation by φ about z; G = Ḡ = e_z on the φ column (a planar frame's θ is [φ, 0, 0, 0])."""
+    c, s = np.cos(phi), np.sin(phi)
+    A[:] = 0.0
+    A[0, 0], A[0, 1], A[1, 0], A[1, 1], A[2, 2] = c, -s, s, c, 1.0
+    G[:] = 0.0
+    G[2, 0] = 1.0
+    Gb[:] = G
+
+
+@jit_inline
 def kinematics(q, v, model, kin):
     """Frames of nodes and grounds, then markers (System.kinematics), into kin (allocated by the
     caller: returning 16 arrays from a compiled function costs more than the loops); q, v without
@@ -421,14 +432,8 @@ def kinematics(q, v, model, kin):
         for i in range(4):
             theta[f, i] = ftheta_ref[f, i] + qx[fcols[f, 3 + i]]
             theta_t[f, i] = vx[fcols[f, 3 + i]]
-        if f_is_2d[f]:  # A = rotation by φ about z; G = Ḡ = e_z on the φ column, so the marker
-            # Jacobians below become e_z × (A b) and e_z, and ω = [0, 0, φ̇]
-            c, s = np.cos(theta[f, 0]), np.sin(theta[f, 0])
-            fA[f] = 0.0
-            fA[f, 0, 0], fA[f, 0, 1], fA[f, 1, 0], fA[f, 1, 1], fA[f, 2, 2] = c, -s, s, c, 1.0
-            fG[f] = 0.0
-            fG[f, 2, 0] = 1.0
-            fGbar[f] = fG[f]
+        if f_is_2d[f]:  # the marker Jacobians below become e_z × (A b) and e_z, and ω = [0, 0, φ̇]
+            _planar_frame(theta[f, 0], fA[f], fG[f], fGbar[f])
             fomega[f, 0], fomega[f, 1], fomega[f, 2] = 0.0, 0.0, theta_t[f, 0]
             continue
         _ep_frame(theta[f], fA[f], G, Gb)
@@ -603,7 +608,8 @@ def rigid_quadratic_velocity_into(out, x, fA, fGbar, theta_t, frame, cols, mass,
 def rigid_quadratic_velocity_jacobians(theta, theta_t, frame, cols, mass, com, inertia, q, v, n2):
     """∂f/∂q and ∂f/∂v (per body, 7x7) of the quadratic velocity terms f, as Exudyn forms them
     (CSystem::JacobianODE2RHS): forward differences with step 1e-7·max(0.01, |x|), x the
-    coordinate without its reference value. Only the Euler parameters and their rates enter f.
+    coordinate without its reference value. Only the Euler parameters and their rates enter f
+    (a planar body's φ and φ̇: its frame has no z column, System.fcols).
     Leaving this out changes no converged result but the Newton path: with it, modified Newton
     takes Exudyn's iterations on spinning bodies."""
     nb = frame.shape[0]
@@ -613,7 +619,11 @@ def rigid_quadratic_velocity_jacobians(theta, theta_t, frame, cols, mass, com, i
     for k in range(nb):
         f = frame[k]
         m, b, J = mass[k], com[k], inertia[k]
-        _ep_frame(theta[f], A, G, Gb)
+        planar = cols[k, 2] >= n2
+        if planar:
+            _planar_frame(theta[f, 0], A, G, Gb)
+        else:
+            _ep_frame(theta[f], A, G, Gb)
         _rigid_qv(A, Gb, theta_t[f], m, b, J, x0)
         for j in range(4):
             c = cols[k, 3 + j]
@@ -626,7 +636,10 @@ def rigid_quadratic_velocity_jacobians(theta, theta_t, frame, cols, mass, com, i
                     tt[j] += eps
                 else:
                     th[j] += eps
-                _ep_frame(th, A, G, Gb)
+                if planar:
+                    _planar_frame(th[0], A, G, Gb)
+                else:
+                    _ep_frame(th, A, G, Gb)
                 _rigid_qv(A, Gb, tt, m, b, J, x1)
                 D = dv if wrt_rate else dq
                 for i in range(7):

@@ -37,8 +37,8 @@ LOAD_MARKERS = {
     "Coordinate": (COORDINATE_MARKERS, "a NodeCoordinate marker"),
 }
 MARKER_NODES = {"NodeRigid": {"RigidBodyEP", "RigidBody2D"},  # marker type -> nodes
-                "NodePosition": {"RigidBodyEP", "RigidBody2D", "Point", "PointGround"},
-                "NodeCoordinate": {"RigidBodyEP", "RigidBody2D", "Point", "PointGround"}}
+                "NodePosition": {"RigidBodyEP", "RigidBody2D", "Point", "PointGround", "Point2D"},
+                "NodeCoordinate": {"RigidBodyEP", "RigidBody2D", "Point", "PointGround", "Point2D"}}
 USER_FUNCTION_FIELDS = ("loadVectorUserFunction", "loadUserFunction", "springForceUserFunction")
 
 

@@ -19,6 +19,9 @@ EP_NODE_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration", "Coor
 NODE_2D_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration", "Coordinates", "Coordinates_t",
                    "Coordinates_tt", "CoordinatesTotal", "RotationMatrix", "Rotation", "AngularVelocity",
                    "AngularVelocityLocal", "AngularAcceleration", "HomogeneousTransformation")
+POINT_2D_NODE_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration", "Coordinates", "Coordinates_t",
+                         "Coordinates_tt", "CoordinatesTotal", "RotationMatrix", "Rotation", "AngularVelocity",
+                         "AngularVelocityLocal", "HomogeneousTransformation")  # Exudyn 1.13.6: no rotation (I, 0)
 POINT_GROUND_OUTPUTS = ("Position", "Displacement", "Velocity")
 POINT_NODE_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration", "Coordinates", "Coordinates_t",
                       "Coordinates_tt", "CoordinatesTotal")
@@ -47,7 +50,7 @@ def columns(var: str, n: int) -> list[str]:
 MOTION_OUTPUTS = ("Coordinate", "Coordinate_t", "Coordinate_tt", "Force")
 OUTPUT_VARIABLES: dict[str, dict[str, tuple[str, ...]]] = {  # list -> item type -> its output variables
     "nodes": {"RigidBodyEP": EP_NODE_OUTPUTS, "Point": POINT_NODE_OUTPUTS, "PointGround": POINT_GROUND_OUTPUTS,
-              "RigidBody2D": NODE_2D_OUTPUTS},
+              "RigidBody2D": NODE_2D_OUTPUTS, "Point2D": POINT_2D_NODE_OUTPUTS},
     "objects": OBJECT_OUTPUTS,
     "markers": {"BodyRigid": RIGID_MARKER_OUTPUTS, "NodeRigid": RIGID_MARKER_OUTPUTS,
                 "BodyPosition": POSITION_MARKER_OUTPUTS, "NodePosition": POSITION_MARKER_OUTPUTS,

@@ -34,7 +34,8 @@ def _zoo() -> dict:
     rigid = lambda b: {"markerType": "BodyRigid", "bodyNumber": b}  # noqa: E731
     nodes = [ep(0), ep(1), ep(2), ep(3), {"nodeType": "Point", "referenceCoordinates": [0, 1, 0]},
              {"nodeType": "PointGround"}, {"nodeType": "RigidBody2D", "referenceCoordinates": [0, -1, 0]},
-             {"nodeType": "RigidBody2D", "referenceCoordinates": [1, -1, 0]}]
+             {"nodeType": "RigidBody2D", "referenceCoordinates": [1, -1, 0]},
+             {"nodeType": "Point2D", "referenceCoordinates": [2, -1]}]
     objects = [{"objectType": "Ground"}, body(0), body(1), body(2), body(3),
                {"objectType": "MassPoint", "nodeNumber": 4, "mass": 1.0},
                {"objectType": "JointPrismaticX", "markerNumbers": [0, 1]},
@@ -50,7 +51,10 @@ def _zoo() -> dict:
                {"objectType": "RigidBody2D", "nodeNumber": 6, "mass": 1.0, "inertia": 1e-3},
                {"objectType": "RigidBody2D", "nodeNumber": 7, "mass": 1.0, "inertia": 1e-3},
                {"objectType": "JointRevolute2D", "markerNumbers": [14, 15]},
-               {"objectType": "JointPrismatic2D", "markerNumbers": [16, 17]}]
+               {"objectType": "JointPrismatic2D", "markerNumbers": [16, 17]},
+               {"objectType": "MassPoint2D", "nodeNumber": 8, "mass": 1.0},
+               {"objectType": "ConnectorCartesianSpringDamper", "markerNumbers": [5, 18],
+                "stiffness": [10.0, 10.0, 10.0]}]
     markers = [rigid(0), rigid(1), rigid(2), rigid(3), rigid(4),
                {"markerType": "BodyPosition", "bodyNumber": 0, "localPosition": [0, 0, 0]},
                {"markerType": "BodyPosition", "bodyNumber": 5},
@@ -62,7 +66,8 @@ def _zoo() -> dict:
                {"markerType": "NodeRigid", "nodeNumber": 1},
                {"markerType": "NodePosition", "nodeNumber": 4},
                {"markerType": "BodyPosition", "bodyNumber": 0, "localPosition": [0, -1, 0]},
-               {"markerType": "BodyPosition", "bodyNumber": 14}, rigid(14), rigid(15)]
+               {"markerType": "BodyPosition", "bodyNumber": 14}, rigid(14), rigid(15),
+               {"markerType": "BodyPosition", "bodyNumber": 18}]
     loads = [{"loadType": "ForceVector", "markerNumber": 6, "loadVector": [0, 1, 0]},
              {"loadType": "TorqueVector", "markerNumber": 2, "loadVector": [0, 0, 1]},
              {"loadType": "MassProportional", "markerNumber": 11, "loadVector": [1, 0, 0]},

@@ -153,8 +153,20 @@ class NodeRigidBody2D(Item):
     """[vx, vy, ω] at startTime"""
 
 
-NODE_COORDINATES = {"RigidBodyEP": 7, "RigidBody2D": 3, "Point": 3, "PointGround": 0}  # ODE2 coordinates per node
-Node = Annotated[Union[NodeRigidBodyEP, NodePoint, NodePointGround, NodeRigidBody2D], Field(discriminator="nodeType")]
+class NodePoint2D(Item):
+    """A planar point node: x and y."""
+    nodeType: Literal["Point2D"]
+    referenceCoordinates: Vector2 = Field(default_factory=lambda: [0.0] * 2)
+    """[x, y] reference position"""
+    initialCoordinates: Vector2 = Field(default_factory=lambda: [0.0] * 2)
+    """displacement [x, y] at startTime, added to the reference"""
+    initialVelocities: Vector2 = Field(default_factory=lambda: [0.0] * 2)
+    """velocity [vx, vy] at startTime"""
+
+
+NODE_COORDINATES = {"RigidBodyEP": 7, "RigidBody2D": 3, "Point": 3, "PointGround": 0, "Point2D": 2}  # ODE2 coordinates
+Node = Annotated[Union[NodeRigidBodyEP, NodePoint, NodePointGround, NodeRigidBody2D, NodePoint2D],
+                 Field(discriminator="nodeType")]
 
 
 # ---------------------------------------------------------------------------------- objects
@@ -194,24 +206,26 @@ class ObjectMassPoint(Item):
 
 
 class ObjectRigidBody2D(Item):
-    """A planar rigid body on a RigidBody2D node at its center of mass: M = diag(m, m, J)."""
+    """A planar rigid body on a RigidBody2D node: M = diag(m, m, J), or with the center of mass b away
+    from the node M = [[m I, m ∂(A b)/∂φ], [m ∂(A b)/∂φᵀ, J]] and the centrifugal force m φ̇² A b."""
     objectType: Literal["RigidBody2D"]
     nodeNumber: Ref = -1
     """its RigidBody2D node (index or name)"""
     mass: FiniteFloat = 0.0
     """mass in kg; must be positive"""
     inertia: FiniteFloat = 0.0
-    """moment of inertia about the z axis through the node (kg m²); must be positive"""
+    """moment of inertia about the z axis through the node (kg m²), not through the center of mass; must be positive"""
     centerOfMass: Vector2 = Field(default_factory=lambda: [0.0] * 2)
-    """center of mass relative to the node, body axes; only [0, 0] (the node at the center of mass)"""
+    """center of mass relative to the node, body axes"""
 
-    @field_validator("centerOfMass")
-    @classmethod
-    def at_node(cls, v: list[float]) -> list[float]:
-        if v != [0.0, 0.0]:
-            raise ValueError("a center of mass away from the node is not supported; put the node at the "
-                             "center of mass (centerOfMass [0, 0]) and the markers relative to it")
-        return v
+
+class ObjectMassPoint2D(Item):
+    """A planar mass point on a Point2D node: M = diag(m, m)."""
+    objectType: Literal["MassPoint2D"]
+    nodeNumber: Ref = -1
+    """its Point2D node (index or name)"""
+    mass: FiniteFloat = 0.0
+    """mass in kg; must be positive"""
 
 
 class _Connector(Item):
@@ -335,9 +349,10 @@ class ObjectConnectorCoordinate(_Connector):
 
 
 Object = Annotated[Union[
-    ObjectGround, ObjectRigidBody, ObjectMassPoint, ObjectRigidBody2D, ObjectJointPrismaticX, ObjectJointRevoluteZ,
-    ObjectJointRevolute2D, ObjectJointPrismatic2D, ObjectJointSpherical, ObjectJointGeneric, ObjectConnectorSpringDamper,
-    ObjectConnectorCartesianSpringDamper, ObjectConnectorCoordinateSpringDamper, ObjectConnectorCoordinate,
+    ObjectGround, ObjectRigidBody, ObjectMassPoint, ObjectRigidBody2D, ObjectMassPoint2D, ObjectJointPrismaticX,
+    ObjectJointRevoluteZ, ObjectJointRevolute2D, ObjectJointPrismatic2D, ObjectJointSpherical, ObjectJointGeneric,
+    ObjectConnectorSpringDamper, ObjectConnectorCartesianSpringDamper, ObjectConnectorCoordinateSpringDamper,
+    ObjectConnectorCoordinate,
 ], Field(discriminator="objectType")]
 
 

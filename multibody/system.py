@@ -9,7 +9,7 @@ lives in the solver. One evaluation runs fixed stages over all items at once:
     constraints               g, C_q per constraint group (vectorized per type)
 
 Coordinates: ODE2 vector q of all nodes (7 per Euler-parameter node, 3 per point node and per
-planar rigid-body node: x, y, φ), and
+planar rigid-body node: x, y, φ, 2 per planar point node), and
 one extra "dummy" slot at index n2 that ground markers point at, so every marker has a fixed
 7-column block and no item needs a branch for ground.
 """
@@ -78,7 +78,8 @@ class System:
                 self.ftheta_ref[i] = [node.referenceCoordinates[2], 0.0, 0.0, 0.0]
                 continue
             self.fcols[i, :n] = self.node_offset[i] + np.arange(n)
-            self.fpos_ref[i] = node.referenceCoordinates[:3]
+            position = node.referenceCoordinates[:3]
+            self.fpos_ref[i, :len(position)] = position  # a Point2D node: z = 0
             if node.nodeType == "RigidBodyEP":
                 self.f_is_ep[i] = True
                 self.ftheta_ref[i] = node.referenceCoordinates[3:]
@@ -111,8 +112,8 @@ class System:
             elif mk.markerType == "BodyMass":
                 body = doc.objects[loaded.ref("markers", m, "bodyNumber")]
                 self.mweight[m] = body.mass
-                if body.objectType == "RigidBody":  # a RigidBody2D has its node at the center of mass
-                    self.mlocal[m] = body.centerOfMass
+                if body.objectType in ("RigidBody", "RigidBody2D"):  # at the center of mass (Exudyn's J_mass)
+                    self.mlocal[m, :len(body.centerOfMass)] = body.centerOfMass
             elif mk.markerType == "NodeCoordinate":
                 node = loaded.ref("markers", m, "nodeNumber")
                 if self.node_ncoords[node]:  # on a ground node the coordinate is the dummy slot (always 0)

@@ -1,5 +1,6 @@
-"""Bodies: inertia of rigid bodies (Euler-parameter nodes), mass points and planar rigid bodies, and the
-Euler-parameter normalization constraint of each RigidBodyEP node."""
+"""Bodies: inertia of rigid bodies (Euler-parameter nodes, and planar ones with an off-center mass), mass
+points (3D and planar) and planar rigid bodies, and the Euler-parameter normalization constraint of each
+RigidBodyEP node."""
 from __future__ import annotations
 
 import numpy as np
@@ -12,6 +13,8 @@ RIGID_BODY_OUTPUTS = ("Position", "Displacement", "Velocity", "VelocityLocal", "
                       "Rotation", "AngularVelocity", "AngularVelocityLocal", "AngularAcceleration",
                       "AngularAccelerationLocal", "HomogeneousTransformation")
 POINT_BODY_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration")
+POINT_BODY_2D_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration", "RotationMatrix", "Rotation",
+                         "AngularVelocity", "AngularVelocityLocal", "HomogeneousTransformation")
 RIGID_BODY_2D_OUTPUTS = ("Position", "Displacement", "Velocity", "VelocityLocal", "Acceleration", "AccelerationLocal",
                          "RotationMatrix", "Rotation", "AngularVelocity", "AngularVelocityLocal", "AngularAcceleration",
                          "AngularAccelerationLocal", "HomogeneousTransformation")
@@ -25,22 +28,35 @@ def _block_pattern(cols: np.ndarray):
     return rows.ravel(), cc.ravel()
 
 
+def off_center(obj) -> bool:
+    """A RigidBody2D whose center of mass is away from its node: its mass matrix depends on φ
+    (Exudyn adds the center-of-mass terms only then)."""
+    return obj.objectType == "RigidBody2D" and any(obj.centerOfMass)
+
+
 class RigidBodies:
-    """ObjectRigidBody: M = [[m I, -m A b̃ Ḡ], [.ᵀ, Ḡᵀ J Ḡ]] with b the center of mass."""
+    """ObjectRigidBody: M = [[m I, -m A b̃ Ḡ], [.ᵀ, Ḡᵀ J Ḡ]] with b the center of mass. An off-center
+    ObjectRigidBody2D is the same on its planar frame (columns x, y, -, φ; Ḡ = e_z on φ), which gives
+    M = [[m I, m ∂(A b)/∂φ], [.ᵀ, J]] and the centrifugal force m φ̇² A b."""
 
     def __init__(self, system):
         doc = system.loaded.document
-        self.objects = [i for i, o in enumerate(doc.objects) if o.objectType == "RigidBody"]
+        self.objects = [i for i, o in enumerate(doc.objects) if o.objectType == "RigidBody" or off_center(o)]
         n = self.size = len(self.objects)
         self.frame = np.array([system.frame_of_node[system.loaded.ref("objects", i, "nodeNumber")]
                                for i in self.objects], dtype=int)
         self.cols = system.fcols[self.frame] if n else np.zeros((0, 7), int)
         self.mass = np.array([doc.objects[i].mass for i in self.objects], float)
-        self.com = np.array([doc.objects[i].centerOfMass for i in self.objects], float).reshape(n, 3)
+        self.com = np.zeros((n, 3))
         J = np.zeros((n, 3, 3))
         for k, i in enumerate(self.objects):
-            xx, yy, zz, yz, xz, xy = doc.objects[i].inertia
-            J[k] = [[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]
+            obj = doc.objects[i]
+            self.com[k, :len(obj.centerOfMass)] = obj.centerOfMass
+            if obj.objectType == "RigidBody2D":
+                J[k, 2, 2] = obj.inertia
+            else:
+                xx, yy, zz, yz, xz, xy = obj.inertia
+                J[k] = [[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]
         self.inertia = J
 
     def mass_pattern(self):
@@ -68,21 +84,26 @@ class RigidBodies:
 
 
 class MassPoints:
-    """The bodies with a constant diagonal mass matrix on their node's 3 coordinates:
-    ObjectMassPoint M = m I on x, y, z; ObjectRigidBody2D M = diag(m, m, J) on x, y, φ (its node at
-    the center of mass: no quadratic velocity terms)."""
+    """The bodies with a constant diagonal mass matrix on their node's coordinates:
+    ObjectMassPoint M = m I on x, y, z; ObjectRigidBody2D with its node at the center of mass
+    M = diag(m, m, J) on x, y, φ (no quadratic velocity terms); ObjectMassPoint2D M = m I on x, y
+    (three columns like the others, its y column twice with mass 0 the second time: no dummy
+    slot in the kernels' mass loops)."""
 
     def __init__(self, system):
         doc = system.loaded.document
-        self.objects = [i for i, o in enumerate(doc.objects) if o.objectType in ("MassPoint", "RigidBody2D")]
+        self.objects = [i for i, o in enumerate(doc.objects) if o.objectType in ("MassPoint", "MassPoint2D")
+                        or o.objectType == "RigidBody2D" and not off_center(o)]
         n = self.size = len(self.objects)
         nodes = [system.loaded.ref("objects", i, "nodeNumber") for i in self.objects]
         self.frame = np.array([system.frame_of_node[k] for k in nodes], dtype=int)
-        # a planar frame's columns are x, y, -, φ (System.fcols)
-        self.cols = np.array([system.fcols[f][[0, 1, 3]] if system.f_is_2d[f] else system.fcols[f][:3]
-                              for f in self.frame], dtype=int).reshape(n, 3)
-        self.mass = np.array([[o.mass, o.mass, o.inertia if o.objectType == "RigidBody2D" else o.mass]
-                              for o in (doc.objects[i] for i in self.objects)], float).reshape(n, 3)
+        # a planar frame's columns are x, y, -, φ; a Point2D frame's x, y (System.fcols)
+        pick = {"MassPoint": [0, 1, 2], "RigidBody2D": [0, 1, 3], "MassPoint2D": [0, 1, 1]}
+        self.cols = np.array([system.fcols[f][pick[doc.objects[i].objectType]]
+                              for i, f in zip(self.objects, self.frame)], dtype=int).reshape(n, 3)
+        third = {"MassPoint": lambda o: o.mass, "RigidBody2D": lambda o: o.inertia, "MassPoint2D": lambda o: 0.0}
+        self.mass = np.array([[o.mass, o.mass, third[o.objectType](o)] for o in (doc.objects[i] for i in self.objects)],
+                             float).reshape(n, 3)
 
     def mass_pattern(self):
         return _block_pattern(self.cols)
@@ -114,4 +135,6 @@ ITEMS = (ItemType(S.ObjectGround, "body", RIGID_BODY_OUTPUTS, body_markers=froze
          ItemType(S.ObjectMassPoint, "body", POINT_BODY_OUTPUTS, MassPoints, nodes=frozenset({"Point"}),
                   body_markers=frozenset({"BodyPosition", "BodyMass"})),
          ItemType(S.ObjectRigidBody2D, "body", RIGID_BODY_2D_OUTPUTS, MassPoints, nodes=frozenset({"RigidBody2D"}),
-                  body_markers=frozenset({"BodyRigid", "BodyPosition", "BodyMass"})))
+                  body_markers=frozenset({"BodyRigid", "BodyPosition", "BodyMass"})),
+         ItemType(S.ObjectMassPoint2D, "body", POINT_BODY_2D_OUTPUTS, MassPoints, nodes=frozenset({"Point2D"}),
+                  body_markers=frozenset({"BodyPosition", "BodyMass"})))
