@@ -1,12 +1,18 @@
 """Sweeps in the database: every variation is an ordinary job of the caller (its own stored model),
-listed in design order in sweep_variations. The variations go to the broker a batch at a time:
-one message (RUN_BATCH, on SWEEP_QUEUE) names a batch of jobs that one worker task runs in turn,
-each with the usual claim, lease and single stored result (worker.runner.execute).
+listed in design order in sweep_variations, each run with the usual claim, lease and single
+stored result (worker.runner.execute).
 
-Each sweep keeps `sweep_batches_queued` batches in the broker: creating it sends that many, and
-every batch that starts sends the next one. So a sweep never floods the queue, sweeps of several
-owners take turns, and any number of workers can run batches of one sweep at once. Single jobs
-have their own queue, which the workers read alternately with this one.
+The variations go to the workers a batch at a time, chosen when a worker process is free: a turn
+message (RUN_TURN, on SWEEP_QUEUE) names no sweep; the worker that takes it takes the next batch
+in design order of the sweep whose owner has the fewest jobs running (of those, the oldest
+sweep), sends the next turn and runs the batch. So a second owner's sweep gets the next free
+worker process instead of waiting behind the batches of a sweep posted before it, and any number
+of workers run batches of one sweep at once. A sweep brings `sweep_batches_queued` turns; a turn
+that finds no batch left ends: the broker holds that many turns per unfinished sweep at most.
+A batch that stops early sends its rest as a RUN_BATCH message naming its jobs (so does the
+reconciler for jobs the broker lost); when one comes up while another owner has fewer jobs
+running, that owner's next batch runs instead and the rest goes to the queue's end again. Single
+jobs have their own queue, which the workers read first (store.queue).
 """
 from __future__ import annotations
 
@@ -26,6 +32,7 @@ from .models import Job, Model, Sweep, SweepVariation, utcnow
 log = logging.getLogger(__name__)
 
 RUN_BATCH = "mbserve.run_sweep_batch"
+RUN_TURN = "mbserve.run_sweep_turn"
 STATUSES = ("queued", "running", "succeeded", "failed", "canceled")
 
 
@@ -68,64 +75,92 @@ def create_sweep(session: Session, owner: str, base: Model, spec: SweepSpec, col
     return sweep
 
 
-def send_batch(settings: Settings, sweep_id: str, job_ids: list[str], rest: bool = False) -> None:
-    """One batch message (`rest`: what a batch task left after `sweep_batch_seconds`). A failure
-    is logged: the jobs are recorded as sent, so the reconciler sends them again after
-    `requeue_after_seconds`."""
+def send_batch(settings: Settings, sweep_id: str, job_ids: list[str]) -> None:
+    """A message naming a batch's jobs (the rest of a batch that stopped early, or jobs the broker
+    lost). A failure is logged: the jobs are recorded as sent, so the reconciler sends them again
+    after `requeue_after_seconds`."""
     try:
-        queue.get_celery(settings).send_task(RUN_BATCH, args=[sweep_id, job_ids, rest], queue=queue.SWEEP_QUEUE)
+        queue.get_celery(settings).send_task(RUN_BATCH, args=[sweep_id, job_ids], queue=queue.SWEEP_QUEUE)
     except Exception as exc:
         log.warning("could not queue a batch of sweep %s (the reconciler will retry): %s", sweep_id, exc)
 
 
-def send_next(settings: Settings, session: Session, sweep_id: str) -> bool:
-    """Send the sweep's next batch in design order; False when nothing is left to send (or it was
-    canceled). Concurrent callers take disjoint batches (compare-and-set on `sent`)."""
+def send_turns(settings: Settings, n: int) -> None:
+    """n turn messages. A failure is logged: the reconciler sends turns when none is left
+    (restart_stalled)."""
+    app = queue.get_celery(settings)
+    for _ in range(n):
+        try:
+            app.send_task(RUN_TURN, queue=queue.SWEEP_QUEUE)
+        except Exception as exc:
+            log.warning("could not queue a sweep turn (the reconciler will send one): %s", exc)
+            return
+
+
+def take_batch(settings: Settings, session: Session, before: str | None = None) -> tuple[str, list[str]] | None:
+    """(sweep id, job ids) of the next batch in design order of the sweep whose owner has the
+    fewest jobs running (of those, the oldest sweep), recorded as sent; None when no sweep has
+    variations left to send, or (`before`: the owner of a batch about to run) when that owner has
+    no more jobs running than this one. Concurrent callers take disjoint batches (compare-and-set
+    on `sent`)."""
     for _ in range(10):
-        sweep = session.get(Sweep, sweep_id, populate_existing=True)
-        if sweep is None or sweep.canceled_at is not None or sweep.sent >= sweep.total:
+        candidates = session.execute(select(Sweep.id, Sweep.owner, Sweep.sent, Sweep.total).where(
+            Sweep.canceled_at.is_(None), Sweep.sent < Sweep.total).order_by(Sweep.id)).all()
+        if not candidates:
             session.rollback()
-            return False
-        start, stop = sweep.sent, min(sweep.sent + settings.sweep_batch_size, sweep.total)
-        taken = session.execute(update(Sweep).where(Sweep.id == sweep_id, Sweep.sent == start).values(sent=stop))
+            return None
+        owners = {c.owner for c in candidates} | ({before} if before else set())
+        running = dict(session.execute(select(Job.owner, func.count()).where(
+            Job.status == "running", Job.owner.in_(owners)).group_by(Job.owner)).all())
+        chosen = min(candidates, key=lambda c: running.get(c.owner, 0))  # the first, the oldest, of equals
+        if before is not None and running.get(chosen.owner, 0) >= running.get(before, 0):
+            session.rollback()
+            return None
+        start, stop = chosen.sent, min(chosen.sent + settings.sweep_batch_size, chosen.total)
+        taken = session.execute(update(Sweep).where(Sweep.id == chosen.id, Sweep.sent == start).values(sent=stop))
         if taken.rowcount == 1:
             break
         session.rollback()
     else:
-        return False
+        return None
     ids = list(session.scalars(select(SweepVariation.job_id).where(
-        SweepVariation.sweep_id == sweep_id, SweepVariation.index >= start, SweepVariation.index < stop)
+        SweepVariation.sweep_id == chosen.id, SweepVariation.index >= start, SweepVariation.index < stop)
         .order_by(SweepVariation.index)).all())
     session.execute(update(Job).where(Job.id.in_(ids), Job.status == "queued").values(dispatched_at=utcnow()))
     session.commit()
-    send_batch(settings, sweep_id, ids)
-    return True
+    return chosen.id, ids
 
 
 def send_rest(settings: Settings, session: Session, sweep_id: str, job_ids: list[str]) -> None:
     """The rest of a batch back to the end of the queue (its turn again after the other work)."""
     session.execute(update(Job).where(Job.id.in_(job_ids), Job.status == "queued").values(dispatched_at=utcnow()))
     session.commit()
-    send_batch(settings, sweep_id, job_ids, rest=True)
+    send_batch(settings, sweep_id, job_ids)
 
 
-def start(settings: Settings, session: Session, sweep: Sweep) -> None:
-    for _ in range(settings.sweep_batches_queued):
-        if not send_next(settings, session, sweep.id):
-            break
+def start(settings: Settings, sweep: Sweep) -> None:
+    """The sweep's turns: `sweep_batches_queued`, or one per batch when it has fewer."""
+    send_turns(settings, min(settings.sweep_batches_queued, -(-(sweep.total - sweep.sent) // settings.sweep_batch_size)))
 
 
 def restart_stalled(settings: Settings, session: Session) -> list[str]:
-    """Sweeps with variations left to send but none sent or running (the API stopped between
-    storing a sweep and sending its first batches): send their batches again (the reconciler)."""
+    """Sweeps with variations left to send when no turn is left to send them: no message waits
+    in the sweeps' queue and no variation of any sweep is sent or running (the API stopped between
+    storing a sweep and sending its turns, or the broker lost them): send their turns again (the
+    reconciler). A turn in flight would take their batches itself."""
     old = utcnow() - timedelta(seconds=min(5.0, settings.requeue_after_seconds))
-    in_flight = exists().where(SweepVariation.sweep_id == Sweep.id, Job.id == SweepVariation.job_id,
-                               or_(Job.status == "running", and_(Job.status == "queued", Job.dispatched_at.is_not(None))))
-    stalled = list(session.scalars(select(Sweep).where(Sweep.canceled_at.is_(None), Sweep.sent < Sweep.total,
-                                                       Sweep.created_at < old, ~in_flight)).all())
-    for sweep in stalled:
-        start(settings, session, sweep)
-    return [s.id for s in stalled]
+    left = list(session.scalars(select(Sweep).where(Sweep.canceled_at.is_(None), Sweep.sent < Sweep.total,
+                                                    Sweep.created_at < old).order_by(Sweep.id)).all())
+    if not left:
+        return []
+    in_flight = session.scalar(select(exists().where(
+        SweepVariation.job_id == Job.id,
+        or_(Job.status == "running", and_(Job.status == "queued", Job.dispatched_at.is_not(None))))))
+    if in_flight or queue.waiting(settings, queue.SWEEP_QUEUE):
+        return []
+    for sweep in left:
+        start(settings, sweep)
+    return [s.id for s in left]
 
 
 def dispatch(settings: Settings, session: Session, job_ids: list[str]) -> None:
@@ -142,7 +177,7 @@ def dispatch(settings: Settings, session: Session, job_ids: list[str]) -> None:
         queue.dispatch(settings, session, singles)
     for sweep_id, ids in in_sweeps.items():
         for k in range(0, len(ids), settings.sweep_batch_size):
-            send_batch(settings, sweep_id, ids[k:k + settings.sweep_batch_size], rest=True)
+            send_batch(settings, sweep_id, ids[k:k + settings.sweep_batch_size])
 
 
 def counts(session: Session, sweep_id: str) -> dict[str, int]:

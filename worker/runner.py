@@ -11,6 +11,7 @@ import time
 from collections import OrderedDict
 
 from celery.exceptions import SoftTimeLimitExceeded
+from sqlalchemy import select
 
 import multibody
 from multibody.model import LoadedModel, load_model
@@ -149,20 +150,41 @@ def execute(settings: Settings, job_id: str, outputs: list[design.Output] | None
     return "abandoned"
 
 
-def execute_batch(settings: Settings, sweep_id: str, job_ids: list[str], rest: bool = False) -> list[str]:
+def take_turn(settings: Settings) -> tuple[str, list[str]] | None:
+    """A sweep's turn (store.sweeps): the batch whose turn it is, as (sweep id, job ids), or None
+    when no batch is left; the next turn is sent first, so another worker process can start
+    meanwhile."""
+    with get_sessionmaker(settings.database)() as session:
+        taken = sweeps.take_batch(settings, session)
+    if taken is not None:
+        sweeps.send_turns(settings, 1)
+    return taken
+
+
+def execute_named(settings: Settings, sweep_id: str, job_ids: list[str]) -> list[str]:
+    """A batch message naming its jobs (a rest, or jobs the broker lost): when another owner has
+    fewer jobs running than this sweep's, a batch of theirs runs instead (store.sweeps.take_batch)
+    and this one goes to the queue's end again; what the batch run returned (execute_batch)."""
+    with get_sessionmaker(settings.database)() as session:
+        owner = session.scalar(select(Sweep.owner).where(Sweep.id == sweep_id))
+        fairer = sweeps.take_batch(settings, session, before=owner) if owner is not None else None
+        if fairer is not None:
+            sweeps.send_rest(settings, session, sweep_id, job_ids)
+            sweep_id, job_ids = fairer
+    return execute_batch(settings, sweep_id, job_ids)
+
+
+def execute_batch(settings: Settings, sweep_id: str, job_ids: list[str]) -> list[str]:
     """Run a batch of a sweep's variations in turn (what each returned, as `execute`; 'deferred'
-    for those sent back). A new batch first sends the sweep's next one, so that other workers can
-    start on it meanwhile. The rest goes back to the queue (`rest`) when a single job waits in the
-    broker, so that it waits for one variation at most, and after `sweep_batch_seconds`, so that
-    other sweeps get their turn on this worker process."""
+    for those sent back). The rest goes back to the queue when a single job waits in the broker, so that it waits for one
+    variation at most, and after `sweep_batch_seconds`, so that other sweeps get their turn on
+    this worker process."""
     Session = get_sessionmaker(settings.database)
     with Session() as session:
         sweep = session.get(Sweep, sweep_id)
         if sweep is None:
             return ["skipped"] * len(job_ids)
         outputs = design.SweepSpec.model_validate(sweep.spec).outputs
-        if not rest:
-            sweeps.send_next(settings, session, sweep_id)
     until = time.monotonic() + settings.sweep_batch_seconds
     outcomes = []
     for k, job_id in enumerate(job_ids):

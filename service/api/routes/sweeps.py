@@ -62,7 +62,7 @@ def create_sweep(body: SweepCreate, response: Response, session: SessionDep, set
     base = jobs.store_model(session, owner, doc, base_validation) if body.model is not None else \
         owned_model(session, owner, body.modelId)
     sweep = sweeps.create_sweep(session, owner, base, spec, [p.path for p in spec.parameters], rows, variations)
-    sweeps.start(settings, session, sweep)
+    sweeps.start(settings, sweep)
     response.headers["Location"] = f"/v1/sweeps/{sweep.id}"
     return sweeps.status_document(session, sweep)
 

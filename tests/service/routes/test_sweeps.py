@@ -1,5 +1,5 @@
-"""POST/GET/DELETE /v1/sweeps with the worker's own code and no broker: batches are captured
-and run in this process (worker.runner.execute_batch)."""
+"""POST/GET/DELETE /v1/sweeps with the worker's own code and no broker: turns and batches are
+captured and run in this process (worker.runner.take_turn, execute_batch)."""
 import csv
 import io
 import json
@@ -30,23 +30,31 @@ def settings(settings):
 
 @pytest.fixture
 def batches(monkeypatch):
-    from store import sweeps
-    sent: list[tuple[str, list[str], bool]] = []
-    monkeypatch.setattr(sweeps, "send_batch", lambda settings, sweep_id, ids, rest=False:
-                        sent.append((sweep_id, ids, rest)))
+    """The sweeps' queue: None for a turn, (sweep id, job ids) for a batch naming its jobs."""
+    from store import queue, sweeps
+    sent: list[tuple[str, list[str]] | None] = []
+    monkeypatch.setattr(sweeps, "send_batch", lambda settings, sweep_id, ids: sent.append((sweep_id, ids)))
+    monkeypatch.setattr(sweeps, "send_turns", lambda settings, n: sent.extend([None] * n))
+    real = queue.waiting
+    monkeypatch.setattr(queue, "waiting", lambda settings, name: len(sent) if name == queue.SWEEP_QUEUE
+                        else real(settings, name))
     return sent
 
 
 @pytest.fixture
 def run_batches(settings, batches):
-    """Run the captured batches (and the ones they send) until none is left; [(size, outcomes)]."""
-    from worker.runner import execute_batch
+    """Run the captured turns and batches (and the ones they send) until none is left; [(size,
+    outcomes)] of the batches run (a turn that found nothing runs none)."""
+    from worker.runner import execute_batch, execute_named, take_turn
 
     def run(limit: int | None = None) -> list[tuple[int, list[str]]]:
         done = []
         while batches and (limit is None or len(done) < limit):
-            sweep_id, ids, rest = batches.pop(0)
-            done.append((len(ids), execute_batch(settings, sweep_id, ids, rest)))
+            batch = batches.pop(0)
+            if batch is not None:
+                done.append((len(batch[1]), execute_named(settings, *batch)))
+            elif (batch := take_turn(settings)) is not None:
+                done.append((len(batch[1]), execute_batch(settings, *batch)))
         return done
     return run
 
@@ -65,7 +73,7 @@ def test_a_4x5_grid_each_row_is_mbserve_run_of_its_variation_bit_for_bit(client,
     sweep = answer.json()
     assert answer.headers["location"] == f"/v1/sweeps/{sweep['id']}"
     assert (sweep["status"], sweep["total"], sweep["queued"], sweep["progress"]) == ("queued", 20, 20, 0.0)
-    assert [len(ids) for _, ids, _ in batches] == [8, 8, 4]  # batches of sweep_batch_size, not 20 messages
+    assert batches == [None] * 3  # a turn per batch of sweep_batch_size, not 20 messages
     ran = run_batches()
     assert sum(n for n, _ in ran) == 20 and all(n <= settings.sweep_batch_size for n, _ in ran)
     assert [o for _, outcomes in ran for o in outcomes] == ["succeeded"] * 20
@@ -175,8 +183,7 @@ def test_cancel_mid_sweep(client, batches, run_batches):
     run_batches(limit=1)
     canceled = client.delete(f"/v1/sweeps/{sweep['id']}").json()
     assert (canceled["status"], canceled["done"], canceled["canceled"], canceled["queued"]) == ("canceled", 8, 12, 0)
-    outcomes = [o for _, out in run_batches() for o in out]
-    assert set(outcomes) == {"skipped"}  # the batches still queued find their jobs canceled
+    assert len(batches) == 3 and run_batches() == []  # the turns still queued find no batch left
     rows = client.get(f"/v1/sweeps/{sweep['id']}/table").json()["rows"]
     assert [r[-1] for r in rows] == ["succeeded"] * 8 + ["canceled"] * 12
     job = client.get(f"/v1/jobs/{rows[-1][-2]}").json()
@@ -197,34 +204,81 @@ def test_the_reconciler_leaves_unsent_variations_and_restarts_a_stalled_sweep(cl
     with get_sessionmaker(settings.database)() as session:
         assert jobs.reconcile(session, settings) == []  # unsent variations wait for their batch's turn
         assert sweeps.restart_stalled(settings, session) == [sweep["id"]]
-        assert sweeps.restart_stalled(settings, session) == []  # now in flight
-    assert [len(ids) for _, ids, _ in batches] == [8, 8, 4]
+        assert batches == [None] * 3
+        assert sweeps.restart_stalled(settings, session) == []  # its turns are queued
     run_batches()
     assert client.get(f"/v1/sweeps/{sweep['id']}").json()["done"] == 20
 
 
+@pytest.fixture
+def second_owner(settings) -> dict:
+    """The headers of another owner's API key."""
+    from service.auth import create_key
+    from store.db import get_sessionmaker
+    with get_sessionmaker(settings.database)() as session:
+        return {"Authorization": f"Bearer {create_key(session, 'second')}"}
+
+
+def running(settings, job_id: str) -> None:
+    """A job claimed by a worker (it runs)."""
+    from store import jobs
+    from store.db import get_sessionmaker
+    with get_sessionmaker(settings.database)() as session:
+        assert jobs.claim(session, settings, job_id)
+
+
+def test_a_turn_takes_the_sweep_of_the_owner_with_the_fewest_jobs_running(client, settings, batches, second_owner):
+    from worker.runner import take_turn
+    first = post(client, {"model": example("spring_slider"), **GRID}).json()
+    running(settings, take_turn(settings)[1][0])  # a job of the first owner runs
+    second = client.post("/v1/sweeps", json={"model": example("spring_slider"), **GRID}, headers=second_owner).json()
+    assert take_turn(settings)[0] == second["id"]  # before the first's batches, posted earlier
+    taken, ids = take_turn(settings)
+    assert taken == second["id"]  # still none of the second owner's jobs runs
+    running(settings, ids[0])
+    assert take_turn(settings)[0] == first["id"]  # one each: the older sweep
+
+
+def test_a_rest_of_an_owner_with_more_jobs_running_lets_another_owner_s_batch_go_first(client, settings, batches,
+                                                                                    second_owner):
+    from worker.runner import execute_batch, execute_named, take_turn
+    first = post(client, {"model": example("spring_slider"), **GRID}).json()
+    _, ids = take_turn(settings)
+    assert execute_batch(settings.model_copy(update={"sweep_batch_seconds": 0.0}), first["id"], ids)[1] == "deferred"
+    rest = batches[-1]
+    assert rest == (first["id"], ids[1:])
+    running(settings, take_turn(settings)[1][0])  # a job of the first owner runs
+    second = client.post("/v1/sweeps", json={"model": example("spring_slider"), **GRID}, headers=second_owner).json()
+    assert execute_named(settings, *rest) == ["succeeded"] * 8  # the second's first batch instead
+    assert batches[-1] == rest  # to the queue's end again
+    assert client.get(f"/v1/sweeps/{second['id']}", headers=second_owner).json()["done"] == 8
+    taken, ids = take_turn(settings)
+    assert taken == second["id"]
+    running(settings, ids[0])
+    assert execute_named(settings, *rest) == ["succeeded"] * 7  # one running each: the rest now
+
+
 def test_a_batch_sends_back_its_rest_after_its_time(client, settings, batches):
-    from worker.runner import execute_batch
+    from worker.runner import execute_batch, take_turn
     sweep = post(client, {"model": example("spring_slider"), **GRID}).json()
-    sweep_id, ids, rest = batches.pop(0)
-    assert not rest
-    outcomes = execute_batch(settings.model_copy(update={"sweep_batch_seconds": 0.0}), sweep_id, ids, rest)
+    assert batches.pop(0) is None
+    sweep_id, ids = take_turn(settings)
+    outcomes = execute_batch(settings.model_copy(update={"sweep_batch_seconds": 0.0}), sweep_id, ids)
     assert outcomes == ["succeeded"] + ["deferred"] * 7  # one variation, then the rest to the queue's end
-    assert [(len(i), r) for _, i, r in batches] == [(8, False), (4, False), (7, True)]
-    assert batches[-1][1] == ids[1:]
+    assert batches == [None, None, None, (sweep_id, ids[1:])]  # the turns, the one the turn sent, the rest
     assert client.get(f"/v1/sweeps/{sweep['id']}").json()["done"] == 1
 
 
 def test_a_single_job_waiting_in_the_broker_stops_a_batch_at_its_next_variation(client, settings, batches):
     from store import queue
-    from worker.runner import execute_batch
+    from worker.runner import execute_batch, take_turn
     sweep = post(client, {"model": example("spring_slider"), **GRID}).json()
-    sweep_id, ids, rest = batches.pop(0)
-    assert execute_batch(settings, sweep_id, ids[:2], rest) == ["succeeded", "succeeded"]  # nothing waiting
+    sweep_id, ids = take_turn(settings)
+    assert execute_batch(settings, sweep_id, ids[:2]) == ["succeeded", "succeeded"]  # nothing waiting
     queue.get_celery(settings).send_task(queue.RUN_JOB, args=["0" * 32])
     assert queue.waiting(settings, queue.JOB_QUEUE) == 1
-    assert execute_batch(settings, sweep_id, ids[2:], True) == ["succeeded"] + ["deferred"] * 5
-    assert batches[-1] == (sweep_id, ids[3:], True)
+    assert execute_batch(settings, sweep_id, ids[2:]) == ["succeeded"] + ["deferred"] * 5
+    assert batches[-1] == (sweep_id, ids[3:])
     assert client.get(f"/v1/sweeps/{sweep['id']}").json()["done"] == 3
 
 
