@@ -14,8 +14,9 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
-from numba import literal_unroll
-from numba.extending import overload
+from numba import literal_unroll, types
+from numba.core import cgutils
+from numba.extending import intrinsic, overload
 
 from .programs import eval_program, motion_residual
 
@@ -26,6 +27,30 @@ jit = numba.njit(cache=True, nogil=True, boundscheck=False, error_model="numpy")
 # small model's arithmetic; inlined into their caller they cost nothing.
 jit_inline = numba.njit(cache=True, nogil=True, boundscheck=False, error_model="numpy", inline="always")
 
+
+
+def _without_meminfo(context, builder, ty, value):
+    if isinstance(ty, types.Array):
+        array = context.make_array(ty)(context, builder, value)
+        array.meminfo = cgutils.get_null_value(array.meminfo.type)
+        return array._getvalue()
+    if isinstance(ty, types.BaseTuple):
+        for i, element in enumerate(ty):
+            value = builder.insert_value(
+                value, _without_meminfo(context, builder, element, builder.extract_value(value, i)), i)
+    return value
+
+
+@intrinsic
+def borrowed(typingctx, value):
+    """`value` (an array, or a tuple of arrays and tuples) with each array's memory-info pointer null:
+    the same data, but NRT does not count its references. Every compiled call, copy or unpacking of
+    a tuple increfs and decrefs each of its arrays with an atomic instruction; for the model's ~100
+    arrays that cost most of a small model's step. Only for arrays that something else keeps alive
+    (the caller's) for as long as the borrowed copy is used."""
+    def codegen(context, builder, signature, args):
+        return _without_meminfo(context, builder, signature.args[0], args[0])
+    return value(value), codegen
 
 class Model(NamedTuple):
     """The compiled model the kernels read: frozen arrays (System builds it once per model), all

@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from ..kernels import (CONVERGED, GIVE_UP, RESTART, compiled_matrix, eval_program, jit,
+from ..kernels import (CONVERGED, GIVE_UP, RESTART, borrowed, compiled_matrix, eval_program, jit, jit_inline,
                        kinematics, motion_rows, newton_parameters, newton_rules, newton_update, residual,
                        rigid_mass_matrices, rigid_quadratic_velocity_jacobians, spring_jacobians, work)
 
@@ -31,7 +31,7 @@ T, H, WRITE_NEXT, FAIL_H = range(4)
 STEP_INDEX, N_STEPS, GOOD_STEPS, ITERATIONS, JACOBIANS, JACOBIAN_REQUESTED, ROWS = range(7)
 
 
-@jit
+@jit_inline
 def _residual(t, q, v, a, lam, velocity_level, model, kin, w):
     """kinematics and residual at (t, q, v, a, λ); returns |r| (w.mo_bad >= 0: a motion's law is undefined)."""
     kinematics(q, v, model, kin)
@@ -263,12 +263,14 @@ def _factorize(fact, colmax, t, model, kin, w, method, h):
     return _lu_factor(A, piv, colmax, ptr, idx, val)
 
 
-@jit
+@jit_inline
 def _newton(t1, h, q, v, a, abar, qn, vn, an, lam, ahat, rhs, method, newton, max_it, model, kin, w, fact, colmax,
             istate):
     """One step t -> t + h as Integrator.step (Exudyn's Newton rules): (1 converged (qn, vn, an,
     lam, abar updated) | 0 Newton failed | -1 hand back (singular matrix, non-finite update, a
-    motion's law undefined), iterations)."""
+    motion's law undefined), iterations). Inlined into run_steps, with the residual inlined at its one
+    call site here: a compiled call increfs and decrefs every array of the model's tuples, which cost
+    more than a small model's step (kernels.jit_inline)."""
     beta, gamma, alpha_m, alpha_f, newmark, index2 = method
     abs_tol, modified = newton[0], newton[5]  # newton: kernels.newton_parameters
     n2 = q.shape[0]
@@ -279,16 +281,38 @@ def _newton(t1, h, q, v, a, abar, qn, vn, an, lam, ahat, rhs, method, newton, ma
         ahat[i] = 0.0 if newmark else (alpha_f * a[i] - alpha_m * abar[i]) / (1.0 - alpha_m)
     vl = index2 != 0.0
     _predict(h, q, v, a, abar, qn, vn, an, lam, ahat, newmark, cq, cv, bh2, hg)
-    r0 = _residual(t1, qn, vn, an, lam, vl, model, kin, w)
-    if w.mo_bad[0] >= 0:
-        return -1, 0
-    if not math.isfinite(r0):
-        return 0, 0
-    if r0 <= abs_tol:
-        r0 = 2 * abs_tol
-    r_prev, full, restarted, extra = r0, modified == 0.0, False, False
     rq, rg = w.rq, w.rg
-    for it in range(1, max_it + 1):
+    r0, r_prev, full, restarted, extra, after_restart = 0.0, 0.0, modified == 0.0, False, False, False
+    it = 0
+    while True:
+        rn = _residual(t1, qn, vn, an, lam, vl, model, kin, w)  # the predicted state's, or iteration it's
+        if w.mo_bad[0] >= 0:
+            return -1, it
+        if after_restart:  # the restarted prediction's residual: the next iteration solves with it
+            after_restart = False
+        elif it == 0:
+            if not math.isfinite(rn):
+                return 0, 0
+            r0 = rn if rn > abs_tol else 2 * abs_tol
+            r_prev = r0
+        else:
+            action, r0, r_prev, full, restarted, extra, new_jacobian = newton_rules(it, rn, r0, r_prev, full,
+                                                                                    restarted, extra, newton)
+            if new_jacobian:
+                istate[JACOBIAN_REQUESTED] = 1
+            if action == CONVERGED:
+                for i in range(n2):
+                    abar[i] = an[i] if newmark else ahat[i] + c * an[i]
+                return 1, it
+            if action == GIVE_UP:
+                return 0, it
+            if action == RESTART:
+                _predict(h, q, v, a, abar, qn, vn, an, lam, ahat, newmark, cq, cv, bh2, hg)
+                after_restart = True
+                continue
+        if it == max_it:
+            return 0, max_it
+        it += 1
         if full or istate[JACOBIAN_REQUESTED]:
             if not _factorize(fact, colmax, t1, model, kin, w, method, h):
                 return -1, it
@@ -304,25 +328,6 @@ def _newton(t1, h, q, v, a, abar, qn, vn, an, lam, ahat, rhs, method, newton, ma
                 return -1, it
         newton_update(qn, vn, an, lam, rhs, gamma / (beta * h), c * bh2, bh2)
         istate[ITERATIONS] += 1
-        rn = _residual(t1, qn, vn, an, lam, vl, model, kin, w)
-        if w.mo_bad[0] >= 0:
-            return -1, it
-        action, r0, r_prev, full, restarted, extra, new_jacobian = newton_rules(it, rn, r0, r_prev, full, restarted,
-                                                                                extra, newton)
-        if new_jacobian:
-            istate[JACOBIAN_REQUESTED] = 1
-        if action == CONVERGED:
-            for i in range(n2):
-                abar[i] = an[i] if newmark else ahat[i] + c * an[i]
-            return 1, it
-        if action == GIVE_UP:
-            return 0, it
-        if action == RESTART:
-            _predict(h, q, v, a, abar, qn, vn, an, lam, ahat, newmark, cq, cv, bh2, hg)
-            _residual(t1, qn, vn, an, lam, vl, model, kin, w)
-            if w.mo_bad[0] >= 0:
-                return -1, it
-    return 0, max_it
 
 
 @jit
@@ -349,11 +354,14 @@ def initial_accelerations(model, t, q, v, fact, x):
     for i in range(n2):
         vmax = max(vmax, abs(v[i]))
     eps = 1e-5 / max(1.0, vmax)
-    _residual(t, q + eps * v, v, zero_a, zero_lam, True, model, kin, w)
-    g_plus = w.rg.copy()
-    _residual(t, q - eps * v, v, zero_a, zero_lam, True, model, kin, w)
-    g_minus = w.rg.copy()
-    _residual(t, q, v, zero_a, zero_lam, True, model, kin, w)  # r_q = M·0 - f + C_qᵀ·0
+    g_plus, g_minus, shifted = np.empty(nae), np.empty(nae), np.empty(n2)
+    for k in range(3):  # at q + εv, q - εv, then q (r_q = M·0 - f + C_qᵀ·0): one inlined residual
+        if k < 2:
+            for i in range(n2):
+                shifted[i] = q[i] + eps * v[i] if k == 0 else q[i] - eps * v[i]
+        _residual(t, shifted if k < 2 else q, v, zero_a, zero_lam, True, model, kin, w)
+        if k < 2:
+            (g_plus if k == 0 else g_minus)[:] = w.rg
     if w.mo_bad[0] >= 0 or motion_rows(t, zero_a, np.full(model.mo_m0.shape[0], 2, np.int64), True, model, kin,
                                        w) >= 0:
         return HAND_BACK
@@ -372,19 +380,20 @@ def initial_accelerations(model, t, q, v, fact, x):
 
 
 @jit
-def run_steps(model, method, newton, max_it, timing, q, v, a, abar, lam, fstate, istate, fact, rows,
+def run_steps(model, kin, w, scratch, method, newton, max_it, timing, q, v, a, abar, lam, fstate, istate, fact, rows,
               max_steps):
     """Steps from the state (q, v, a = q̈, abar, λ, fstate, istate) as solve_dynamic's loop does,
     until the end (DONE), `max_steps` steps or a full `rows` buffer (PAUSED), or a failure.
     Written sensor rows go to rows[istate[ROWS]] = [t, q, v, q̈, λ]. The Newton matrix's LU stays
-    in `fact` across calls: modified Newton reuses it."""
+    in `fact` across calls: modified Newton reuses it. kin, w (kernels.work) and scratch (7 vectors:
+    q, v, q̈ and λ of the Newton iterate, the predictor's â, the right-hand side, column maxima) are
+    the caller's, so that every array here can be borrowed (kernels.borrowed)."""
+    model, kin, w, scratch, fact = borrowed(model), borrowed(kin), borrowed(w), borrowed(scratch), borrowed(fact)
+    q, v, a, abar, lam, fstate, istate, rows = borrowed((q, v, a, abar, lam, fstate, istate, rows))
     t0, t_end, steps, h_nominal, adaptive, decrease, increase, min_step, recovery_its, recovery_steps, \
         period = timing
-    n2, nae = q.shape[0], lam.shape[0]
-    kin, w = work(model, n2, nae)
-    e = np.empty
-    qn, vn, an, lam_n, ahat, rhs = e(n2), e(n2), e(n2), e(nae), e(n2), e(n2 + nae)
-    colmax = e(n2 + nae)
+    qn, vn, an, lam_n, ahat, rhs, colmax = scratch
+    n2 = q.shape[0]
     done_here = 0
     end_tol = 1e-10 * max(1.0, abs(t_end))
     while (t_end - fstate[T] > end_tol) if adaptive else istate[STEP_INDEX] < steps:
@@ -466,6 +475,9 @@ class CompiledLoop:
         self.fact = (np.empty((n, n)), np.zeros(n, np.int64), np.zeros(2 * n + 1, np.int64), np.empty(n * n, np.int64),
                      np.empty(n * n))
         self.rows = np.empty((ROWS_PER_CALL, 1 + 3 * s.n2 + s.nae))
+        self.kin, self.w = work(s.model, s.n2, s.nae)
+        e = np.empty
+        self.scratch = (e(s.n2), e(s.n2), e(s.n2), e(s.nae), e(s.n2), e(n), e(n))
 
     def initial_accelerations(self, t, q, v, integ):
         """(q̈, λ) at the start, or None if the system is singular (Integrator.initial_accelerations,
@@ -491,7 +503,8 @@ class CompiledLoop:
         while True:
             started, steps_before = time.perf_counter(), istate[N_STEPS]
             istate[ROWS] = 0
-            code = run_steps(self.system.model, self.method, self.newton, self.max_iterations,
+            code = run_steps(self.system.model, self.kin, self.w, self.scratch, self.method, self.newton,
+                             self.max_iterations,
                              self.timing, q, v, a, abar, lam, fstate, istate, self.fact, self.rows, max_steps)
             sensors.record_rows(self.rows[:istate[ROWS]])
             state.t, state.h, writer.next = float(fstate[T]), float(fstate[H]), float(fstate[WRITE_NEXT])

@@ -23,7 +23,7 @@ import time as _time
 import numpy as np
 
 from ..items import EXPLICIT_RULES
-from ..kernels import applied_forces, jit, kinematics, work
+from ..kernels import applied_forces, borrowed, jit, kinematics, work
 from ..solution import Recorder
 from ..values import Results, SimulationCanceled
 from .generalized_alpha import SolverFailure
@@ -116,19 +116,21 @@ def _pairwise_sum(a, lo, n):
 
 
 @jit
-def run_explicit(model, A, c, b, b_err, mass, fixed, settings, q, v, fstate, istate, rows, max_steps):
+def run_explicit(model, kin, w, scratch, A, c, b, b_err, mass, fixed, settings, q, v, fstate, istate, rows, max_steps):
     """Steps from (q, v, fstate, istate) until endTime (DONE), `max_steps` steps or a full `rows`
     buffer (PAUSED), a rejected step without adaptiveStep (REJECTED) or a non-finite state. An
     embedded tableau (b_err not empty) controls the step size: Hairer-Nørsett-Wanner I p. 168 with
     Exudyn's scaling (signed max, positions and velocities); fstate[MIN_STEP_AT] is the time the
-    control first reached minimumStepSize (NaN: never). Written rows: [t, q, v, q̈, λ = 0]."""
+    control first reached minimumStepSize (NaN: never). Written rows: [t, q, v, q̈, λ = 0]. kin, w
+    (kernels.work) and scratch (explicit_scratch) are the caller's, so every array here is borrowed
+    (kernels.borrowed: no reference counting in the loop)."""
+    model, kin, w, scratch = borrowed(model), borrowed(kin), borrowed(w), borrowed(scratch)
+    A, c, b, b_err, mass, fixed, q, v, fstate, istate, rows = borrowed((A, c, b, b_err, mass, fixed, q, v, fstate,
+                                                                         istate, rows))
     t0, t_end, h_max, accumulate, atol, rtol, max_increase, min_step, safety, order, end_accelerations, period \
         = settings
     n2, stages = q.shape[0], c.shape[0]
-    kin, w = work(model, n2, 0)
-    e = np.empty
-    kq, kv = e((stages, n2)), e((stages, n2))
-    xq, qn, vn, qe, ve, a, err2 = e(n2), e(n2), e(n2), e(n2), e(n2), e(n2), e(2 * n2)
+    kq, kv, xq, qn, vn, qe, ve, a, err2 = scratch
     control = b_err.shape[0] > 0
     done_here = 0
     while fstate[T] < t_end - 1e-10:
@@ -204,6 +206,13 @@ def run_explicit(model, A, c, b, b_err, mass, fixed, settings, q, v, fstate, ist
     return DONE
 
 
+def explicit_scratch(n2: int, stages: int) -> tuple:
+    """run_explicit's stage derivatives (kq, kv), the stage state, the new and the embedded
+    solution (q, v each), q̈ and the squared scaled errors."""
+    e = np.empty
+    return (e((stages, n2)), e((stages, n2)), e(n2), e(n2), e(n2), e(n2), e(n2), e(n2), e(2 * n2))
+
+
 def _fixed_coordinates(system, ti: dict) -> np.ndarray:
     """Coordinates fixed at 0 by eliminated ConnectorCoordinates (the non-ground marker's column)."""
     fixed = []
@@ -261,11 +270,14 @@ def solve_explicit(loaded, progress=None, cancel=None, seconds_per_call: float =
         tableau = (np.array(A, float), np.array(c, float), np.array(b, float), np.array(b_err or [], float))
         rows = np.empty((ROWS_PER_CALL, 1 + 3 * system.n2 + system.nae))
         fixed = _fixed_coordinates(system, ti)
+        kin, w = work(system.model, system.n2, 0)
+        scratch = explicit_scratch(system.n2, len(c))
         max_steps = 16  # then as many as take about seconds_per_call
         while True:
             call_started, steps_before = _time.perf_counter(), istate[N_STEPS]
             istate[ROWS] = 0
-            code = run_explicit(system.model, *tableau, mass, fixed, config, q, v, fstate, istate, rows, max_steps)
+            code = run_explicit(system.model, kin, w, scratch, *tableau, mass, fixed, config, q, v, fstate, istate,
+                                rows, max_steps)
             sensors.record_rows(rows[:istate[ROWS]])
             if code == REJECTED:
                 raise SolverFailure("step_size", f"{solver_type} rejected the step at t = {fstate[T]:.6g} and "
