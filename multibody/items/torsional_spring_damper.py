@@ -115,8 +115,8 @@ def torsion_forces(d, kin, F):
 
 @jit
 def _euler_parameter_terms(L, W, m, theta_t, sign, base):
-    """On columns base..base+3 (a marker's Euler parameters; sign +1 marker 1, -1 marker 0, as in Jd):
-    L += sign ∂(Gᵀm)/∂θ = sign 2[[0, -mᵀ], [m, m̃]] and W += sign ∂(G θ̇)/∂θ = -sign G(θ̇)
+    """Sets the block of a marker's Euler parameters (columns base..base+3; sign +1 marker 1, -1 marker 0, as
+    in Jd): L = sign ∂(Gᵀm)/∂θ = sign 2[[0, -mᵀ], [m, m̃]] and W = sign ∂(G θ̇)/∂θ = -sign G(θ̇)
     (G is linear in θ and G(θ)θ̇ = -G(θ̇)θ)."""
     s = 2.0 * sign
     L[base, base + 1], L[base, base + 2], L[base, base + 3] = -s * m[0], -s * m[1], -s * m[2]
