@@ -35,16 +35,19 @@ LOCK_NAME = "mbserve-compile.lock"
 
 _BODY = {"nodeType": "RigidBodyEP", "referenceCoordinates": [0, 0, 0, 1, 0, 0, 0],
          "initialCoordinates": [0.1, 0, 0, 0, 0, 0, 0]}
-WARM_UP_MODEL = {  # one body on a slider with a spring: the kernels of the common path
+WARM_UP_MODEL = {  # one body on a slider with a spring and a torsional spring: the kernels of the common path
     "nodes": [_BODY],
     "objects": [{"objectType": "Ground"},
                 {"objectType": "RigidBody", "nodeNumber": 0, "mass": 1.0, "inertia": [1e-3, 1e-3, 1e-3, 0, 0, 0]},
                 {"objectType": "JointPrismaticX", "markerNumbers": [0, 1], "name": "slider"},
-                {"objectType": "ConnectorSpringDamper", "markerNumbers": [2, 3], "stiffness": 100.0, "damping": 1.0}],
+                {"objectType": "ConnectorSpringDamper", "markerNumbers": [2, 3], "stiffness": 100.0, "damping": 1.0},
+                {"objectType": "ConnectorTorsionalSpringDamper", "markerNumbers": [0, 1], "stiffness": 10.0,
+                 "damping": 0.1}],
     "markers": [{"markerType": "BodyRigid", "bodyNumber": 0}, {"markerType": "BodyRigid", "bodyNumber": 1},
                 {"markerType": "BodyPosition", "bodyNumber": 0}, {"markerType": "BodyPosition", "bodyNumber": 1}],
     "loads": [{"loadType": "ForceVector", "markerNumber": 1, "loadVector": [1.0, 0, 0]}],
-    "sensors": [{"sensorType": "Node", "nodeNumber": 0, "outputVariableType": "Position"}],
+    "sensors": [{"sensorType": "Node", "nodeNumber": 0, "outputVariableType": "Position"},
+                {"sensorType": "Object", "objectNumber": 4, "outputVariableType": "TorqueLocal"}],
     "simulationSettings": {"timeIntegration": {"endTime": 0.01, "numberOfSteps": 2}},
 }
 

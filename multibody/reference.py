@@ -8,7 +8,7 @@ each output variable of each item, is solved for one step, and its sensors' colu
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal, get_origin
 
 from pydantic import BaseModel
 
@@ -54,7 +54,8 @@ def _zoo() -> dict:
                {"objectType": "JointPrismatic2D", "markerNumbers": [16, 17]},
                {"objectType": "MassPoint2D", "nodeNumber": 8, "mass": 1.0},
                {"objectType": "ConnectorCartesianSpringDamper", "markerNumbers": [5, 18],
-                "stiffness": [10.0, 10.0, 10.0]}]
+                "stiffness": [10.0, 10.0, 10.0]},
+               {"objectType": "ConnectorTorsionalSpringDamper", "markerNumbers": [0, 2], "stiffness": 10.0}]
     markers = [rigid(0), rigid(1), rigid(2), rigid(3), rigid(4),
                {"markerType": "BodyPosition", "bodyNumber": 0, "localPosition": [0, 0, 0]},
                {"markerType": "BodyPosition", "bodyNumber": 5},
@@ -131,7 +132,8 @@ def _default_text(cls: type[BaseModel], name: str) -> str:
     if field.is_required():
         return "required"
     value = field.get_default(call_default_factory=True)
-    if value == -1 or value == [-1, -1]:  # Exudyn's "not set" for a reference or index: the user must give it
+    # Exudyn's "not set" for a reference or index: the user must give it (unless -1 is its only value)
+    if (value == -1 or value == [-1, -1]) and get_origin(field.annotation) is not Literal:
         return "required"
     text = json.dumps(value.model_dump() if isinstance(value, BaseModel) else value)
     return f"`{text}`" if len(text) <= 60 else f"`{text[:57]}...`"
