@@ -244,8 +244,21 @@ class CreateSpringDamper(_Connecting):
     """drawing size; -1: default"""
 
 
+class CreateDistanceConstraint(_Connecting):
+    objectType: Literal["CreateDistanceConstraint"]
+    localPosition0: S.Vector3 = Field(default_factory=lambda: [0.0] * 3)
+    """the constraint's end on body 0, body coordinates"""
+    localPosition1: S.Vector3 = Field(default_factory=lambda: [0.0] * 3)
+    """the constraint's end on body 1, body coordinates"""
+    distance: S.FiniteFloat | None = Field(None, ge=0, description="None: the distance in the reference "
+                                           "configuration; 0 (given or found): a JointSpherical instead, as Exudyn")
+    drawSize: S.FiniteFloat = -1.0
+    """drawing size; -1: default"""
+
+
 CONVENIENCE_ITEMS = {cls.__name__: cls for cls in (CreateRigidBody, CreatePrismaticJoint, CreateRevoluteJoint,
-                                                    CreateSphericalJoint, CreateSpringDamper)}
+                                                    CreateSphericalJoint, CreateSpringDamper,
+                                                    CreateDistanceConstraint)}
 RIGID = {"Ground", "RigidBody"}
 BODIES = {"Ground", "RigidBody", "MassPoint"}
 
@@ -389,6 +402,8 @@ class _Expansion:
                 self.spherical_joint(i, spec)
             elif isinstance(spec, CreateSpringDamper):
                 self.spring_damper(i, spec)
+            elif isinstance(spec, CreateDistanceConstraint):
+                self.distance_constraint(i, spec)
         return self.doc, self.problems, self.warnings, self.failed
 
     # ---------------------------------------------------------------------- bodies
@@ -529,22 +544,49 @@ class _Expansion:
             "objectType": "JointSpherical", "markerNumbers": markers, "constrainedAxes": spec.constrainedAxes,
             "activeConnector": True, "Vshow": spec.show, "VjointRadius": spec.jointRadius, "Vcolor": spec.color})
 
-    def spring_damper(self, i: int, spec: CreateSpringDamper) -> None:
-        bodies = self.items(i, spec, BODIES)
-        if bodies is None:
-            return
+    def position_markers(self, spec: CreateSpringDamper | CreateDistanceConstraint,
+                         bodies) -> tuple[list[int], float]:
+        """The BodyPosition markers at the two local positions, and their distance in the reference
+        configuration."""
         locals_ = (spec.localPosition0, spec.localPosition1)
         ends = [p + a @ np.array(local, float) for (_, p, a), local in zip(bodies, locals_)]
         markers = [self.append("markers", _named(spec.name and f"Marker{k}:{spec.name}", {
             "markerType": "BodyPosition", "bodyNumber": b, "localPosition": _floats(local), "Vshow": True}))
             for k, ((b, _, _), local) in enumerate(zip(bodies, locals_))]
-        length = spec.referenceLength if spec.referenceLength is not None else float(np.linalg.norm(ends[1] - ends[0]))
+        return markers, float(np.linalg.norm(ends[1] - ends[0]))
+
+    def spring_damper(self, i: int, spec: CreateSpringDamper) -> None:
+        bodies = self.items(i, spec, BODIES)
+        if bodies is None:
+            return
+        markers, length = self.position_markers(spec, bodies)
         self.objects[i] = _named(spec.name, {
-            "objectType": "ConnectorSpringDamper", "markerNumbers": markers, "referenceLength": length,
+            "objectType": "ConnectorSpringDamper", "markerNumbers": markers,
+            "referenceLength": spec.referenceLength if spec.referenceLength is not None else length,
             "stiffness": spec.stiffness, "damping": spec.damping, "force": spec.force,
             "velocityOffset": spec.velocityOffset, "activeConnector": True,
             **({"springForceUserFunction": spec.springForceUserFunction} if spec.springForceUserFunction != 0 else {}),
             "Vshow": spec.show, "VdrawSize": spec.drawSize, "Vcolor": spec.color})
+
+    def distance_constraint(self, i: int, spec: CreateDistanceConstraint) -> None:
+        bodies = self.items(i, spec, BODIES)
+        if bodies is None:
+            return
+        markers, length = self.position_markers(spec, bodies)
+        distance = spec.distance if spec.distance is not None else length
+        if distance != 0:
+            self.objects[i] = _named(spec.name, {
+                "objectType": "ConnectorDistance", "markerNumbers": markers, "distance": distance,
+                "activeConnector": True, "Vshow": spec.show, "VdrawSize": spec.drawSize, "Vcolor": spec.color})
+            return
+        # a distance of 0 cannot be held by |p1 - p0| (its Jacobian is undefined there): Exudyn's helper
+        # makes the two points coincide instead, and says so
+        self.warnings.append({"code": "SphericalJointInstead", "item": self.names["objects"][i],
+                              "message": "CreateDistanceConstraint with distance 0 creates a JointSpherical "
+                                         "(as Exudyn's helper)"})
+        self.objects[i] = _named(spec.name, {
+            "objectType": "JointSpherical", "markerNumbers": markers, "constrainedAxes": [1, 1, 1],
+            "activeConnector": True, "Vshow": spec.show, "VjointRadius": 0.5 * spec.drawSize, "Vcolor": spec.color})
 
 
 def expand_convenience(raw: dict) -> tuple[dict, list[Problem], list[dict], set[int]]:

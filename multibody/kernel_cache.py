@@ -35,16 +35,20 @@ LOCK_NAME = "mbserve-compile.lock"
 
 _BODY = {"nodeType": "RigidBodyEP", "referenceCoordinates": [0, 0, 0, 1, 0, 0, 0],
          "initialCoordinates": [0.1, 0, 0, 0, 0, 0, 0]}
-WARM_UP_MODEL = {  # one body on a slider with a spring and a torsional spring: the kernels of the common path
-    "nodes": [_BODY],
+WARM_UP_MODEL = {  # one body on a slider with a spring and a torsional spring, a point on a rod: the kernels of
+    # the common path and those of the item types with kernels of their own (items/README.md)
+    "nodes": [_BODY, {"nodeType": "Point", "referenceCoordinates": [0, -1, 0], "initialVelocities": [0.1, 0, 0]}],
     "objects": [{"objectType": "Ground"},
                 {"objectType": "RigidBody", "nodeNumber": 0, "mass": 1.0, "inertia": [1e-3, 1e-3, 1e-3, 0, 0, 0]},
                 {"objectType": "JointPrismaticX", "markerNumbers": [0, 1], "name": "slider"},
                 {"objectType": "ConnectorSpringDamper", "markerNumbers": [2, 3], "stiffness": 100.0, "damping": 1.0},
                 {"objectType": "ConnectorTorsionalSpringDamper", "markerNumbers": [0, 1], "stiffness": 10.0,
-                 "damping": 0.1}],
+                 "damping": 0.1},
+                {"objectType": "MassPoint", "nodeNumber": 1, "mass": 1.0},
+                {"objectType": "ConnectorDistance", "markerNumbers": [2, 4], "distance": 1.0}],
     "markers": [{"markerType": "BodyRigid", "bodyNumber": 0}, {"markerType": "BodyRigid", "bodyNumber": 1},
-                {"markerType": "BodyPosition", "bodyNumber": 0}, {"markerType": "BodyPosition", "bodyNumber": 1}],
+                {"markerType": "BodyPosition", "bodyNumber": 0}, {"markerType": "BodyPosition", "bodyNumber": 1},
+                {"markerType": "NodePosition", "nodeNumber": 1}],
     "loads": [{"loadType": "ForceVector", "markerNumber": 1, "loadVector": [1.0, 0, 0]}],
     "sensors": [{"sensorType": "Node", "nodeNumber": 0, "outputVariableType": "Position"},
                 {"sensorType": "Object", "objectNumber": 4, "outputVariableType": "TorqueLocal"}],

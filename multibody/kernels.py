@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
-from numba import literal_unroll, types
+from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
@@ -213,9 +213,10 @@ class Work(NamedTuple):
 # and alpha_kernel._assemble without an edit there. Its items are one small NamedTuple of arrays (its
 # `data` class; Model.x_constraints / Model.x_forces hold one per compiled type of the registry) and
 # its kernels are ordinary @jit functions of its module. Why this mechanism: numba cannot call a
-# function chosen at run time without giving up inlining and the on-disk cache, but it compiles a loop
-# over a heterogeneous tuple (literal_unroll) once per element type, and an @overload picks each
-# element's kernel by its NamedTuple class while compiling. So the dispatch costs nothing at run time,
+# function chosen at run time without giving up inlining and the on-disk cache, but an @overload picks
+# each element's kernel by its NamedTuple class while compiling. The loops over the tuple take its
+# head and pass its tail to their own overload again (a tuple of several data classes is heterogeneous,
+# and numba's literal_unroll does not compile inside an overload), so they unroll while compiling. So the dispatch costs nothing at run time,
 # the callers stay cached (per registry, not per model: the tuples hold every compiled type, empty
 # when a model has none), and a model without compiled types compiles the same code as before.
 class ItemKernels(NamedTuple):
@@ -296,15 +297,15 @@ def _compiled_forces(forces, kin, f):
         return lambda forces, kin, f: None
 
     def impl(forces, kin, f):
-        n2 = f.shape[0]
-        for data in literal_unroll(forces):
-            n, nc = data.cols.shape
-            F = np.zeros((n, nc))
-            _item_forces(data, kin, F)
-            for k in range(n):
-                for c in range(nc):
-                    if data.cols[k, c] < n2:
-                        f[data.cols[k, c]] += F[k, c]
+        n2, data = f.shape[0], forces[0]
+        n, nc = data.cols.shape
+        F = np.zeros((n, nc))
+        _item_forces(data, kin, F)
+        for k in range(n):
+            for c in range(nc):
+                if data.cols[k, c] < n2:
+                    f[data.cols[k, c]] += F[k, c]
+        compiled_forces(forces[1:], kin, f)
     return impl
 
 
@@ -314,21 +315,21 @@ def _compiled_rows(constraints, kin, lam, velocity_level, rq, rg):
         return lambda constraints, kin, lam, velocity_level, rq, rg: None
 
     def impl(constraints, kin, lam, velocity_level, rq, rg):
-        n2 = rq.shape[0]
-        for data in literal_unroll(constraints):
-            (n, nr), nc = data.ae.shape, data.cols.shape[1]
-            g, C = np.empty((n, nr)), np.empty((n, nr, nc))
-            _item_rows(data, kin, velocity_level, g, C)
-            for k in range(n):
-                for c in range(nc):
-                    col = data.cols[k, c]
-                    if col < n2 and data.active[k]:
-                        s = 0.0
-                        for r in range(nr):
-                            s += C[k, r, c] * lam[data.ae[k, r]]
-                        rq[col] += s
-                for r in range(nr):
-                    rg[data.ae[k, r]] = g[k, r] if data.active[k] else lam[data.ae[k, r]]
+        n2, data = rq.shape[0], constraints[0]
+        (n, nr), nc = data.ae.shape, data.cols.shape[1]
+        g, C = np.empty((n, nr)), np.empty((n, nr, nc))
+        _item_rows(data, kin, velocity_level, g, C)
+        for k in range(n):
+            for c in range(nc):
+                col = data.cols[k, c]
+                if col < n2 and data.active[k]:
+                    s = 0.0
+                    for r in range(nr):
+                        s += C[k, r, c] * lam[data.ae[k, r]]
+                    rq[col] += s
+            for r in range(nr):
+                rg[data.ae[k, r]] = g[k, r] if data.active[k] else lam[data.ae[k, r]]
+        compiled_rows(constraints[1:], kin, lam, velocity_level, rq, rg)
     return impl
 
 
@@ -360,17 +361,18 @@ def _compiled_force_matrix(A, forces, kin, n2, k_factor, d_factor):
         return lambda A, forces, kin, n2, k_factor, d_factor: None
 
     def impl(A, forces, kin, n2, k_factor, d_factor):
-        for data in literal_unroll(forces):
-            n, nc = data.cols.shape
-            dq, dv = np.zeros((n, nc, nc)), np.zeros((n, nc, nc))
-            _item_force_jacobians(data, kin, dq, dv)
-            for k in range(n):
-                for i in range(nc):
-                    r = data.cols[k, i]
-                    for j in range(nc):
-                        c = data.cols[k, j]
-                        if r < n2 and c < n2:
-                            A[r, c] += -(k_factor * dq[k, i, j] + d_factor * dv[k, i, j])
+        data = forces[0]
+        n, nc = data.cols.shape
+        dq, dv = np.zeros((n, nc, nc)), np.zeros((n, nc, nc))
+        _item_force_jacobians(data, kin, dq, dv)
+        for k in range(n):
+            for i in range(nc):
+                r = data.cols[k, i]
+                for j in range(nc):
+                    c = data.cols[k, j]
+                    if r < n2 and c < n2:
+                        A[r, c] += -(k_factor * dq[k, i, j] + d_factor * dv[k, i, j])
+        compiled_force_matrix(A, forces[1:], kin, n2, k_factor, d_factor)
     return impl
 
 
@@ -380,22 +382,23 @@ def _compiled_constraint_matrix(A, constraints, kin, n2, level_factor, velocity_
         return lambda A, constraints, kin, n2, level_factor, velocity_factor, acceleration_factor: None
 
     def impl(A, constraints, kin, n2, level_factor, velocity_factor, acceleration_factor):
-        for data in literal_unroll(constraints):
-            (n, nr), nc = data.ae.shape, data.cols.shape[1]
-            g, C = np.empty((n, nr)), np.empty((n, nr, nc))
-            _item_rows(data, kin, False, g, C)  # C does not depend on the level
-            for k in range(n):
-                act = 1.0 if data.active[k] else 0.0
-                for r in range(nr):
-                    row = n2 + data.ae[k, r]
-                    level = data.levels[k, r]
-                    factor = level_factor if level == 0 else (velocity_factor if level == 1 else acceleration_factor)
-                    for j in range(nc):
-                        c = data.cols[k, j]
-                        if c < n2:
-                            A[c, row] += C[k, r, j] * act
-                            A[row, c] += C[k, r, j] * act * factor
-                    A[row, row] += 1.0 - act
+        data = constraints[0]
+        (n, nr), nc = data.ae.shape, data.cols.shape[1]
+        g, C = np.empty((n, nr)), np.empty((n, nr, nc))
+        _item_rows(data, kin, False, g, C)  # C does not depend on the level
+        for k in range(n):
+            act = 1.0 if data.active[k] else 0.0
+            for r in range(nr):
+                row = n2 + data.ae[k, r]
+                level = data.levels[k, r]
+                factor = level_factor if level == 0 else (velocity_factor if level == 1 else acceleration_factor)
+                for j in range(nc):
+                    c = data.cols[k, j]
+                    if c < n2:
+                        A[c, row] += C[k, r, j] * act
+                        A[row, c] += C[k, r, j] * act * factor
+                A[row, row] += 1.0 - act
+        compiled_constraint_matrix(A, constraints[1:], kin, n2, level_factor, velocity_factor, acceleration_factor)
     return impl
 
 

@@ -55,7 +55,8 @@ def _zoo() -> dict:
                {"objectType": "MassPoint2D", "nodeNumber": 8, "mass": 1.0},
                {"objectType": "ConnectorCartesianSpringDamper", "markerNumbers": [5, 18],
                 "stiffness": [10.0, 10.0, 10.0]},
-               {"objectType": "ConnectorTorsionalSpringDamper", "markerNumbers": [0, 2], "stiffness": 10.0}]
+               {"objectType": "ConnectorTorsionalSpringDamper", "markerNumbers": [0, 2], "stiffness": 10.0},
+               {"objectType": "ConnectorDistance", "markerNumbers": [5, 6], "distance": 1.0}]
     markers = [rigid(0), rigid(1), rigid(2), rigid(3), rigid(4),
                {"markerType": "BodyPosition", "bodyNumber": 0, "localPosition": [0, 0, 0]},
                {"markerType": "BodyPosition", "bodyNumber": 5},

@@ -166,6 +166,24 @@ def test_spring_dampers_are_exudyns_items_and_bodyNumbers_warns():
     assert [w["item"] for w in warnings] == ["object4"] and "bodyNumbers" in warnings[0]["message"]
 
 
+def test_distance_constraints_are_exudyns_items():
+    """The distance from the reference configuration (turned ground and body), or the one given."""
+    check_against_exudyn(ground_and_bodies, [
+        {"objectType": "CreateDistanceConstraint", "name": "rod", "itemNumbers": ["base", "arm"],
+         "localPosition0": [1, 2, 3], "localPosition1": [0.1, -0.2, 0.3], "drawSize": 0.06},
+        {"objectType": "CreateDistanceConstraint", "itemNumbers": ["arm", "point"], "distance": 0.7, "show": False,
+         "color": [0, 0, 1, 1]}])
+
+
+def test_a_distance_constraint_of_length_0_is_exudyns_spherical_joint_and_warns():
+    items = [{"objectType": "CreateDistanceConstraint", "name": "pin", "itemNumbers": ["arm", "point"],
+              "localPosition1": [0, 0, 0], "distance": 0.0, "drawSize": 0.2}]
+    check_against_exudyn(ground_and_bodies, items)
+    expanded, warnings = expand(build_in_exudyn(ground_and_bodies, [])[0], items)
+    assert expanded["objects"][3]["objectType"] == "JointSpherical"
+    assert [(w["code"], w["item"]) for w in warnings] == [("SphericalJointInstead", "pin")]
+
+
 @pytest.mark.parametrize("body", [
     {"inertia": {"mass": 3.0, "inertia6D": [1, 2, 2.5, 0.1, -0.2, 0.05]}, "referenceHT":
         rbu.HomogeneousTransformation(rbu.RotationMatrixZ(np.pi), [1, 2, 3]).tolist()},  # a half turn
@@ -280,7 +298,8 @@ def test_bad_convenience_items_give_every_problem_with_its_path():
         "objects[8].referenceHT": "give referenceHT or referencePosition and referenceRotationMatrix, not both",
         "objects[9].inertia": "give inertiaTensor (3x3) or inertia6D, one of them",
         "objects[10].objectType": "unknown convenience item 'CreateGenericJoint'; supported: CreateRigidBody, "
-                                  "CreatePrismaticJoint, CreateRevoluteJoint, CreateSphericalJoint, CreateSpringDamper",
+                                  "CreatePrismaticJoint, CreateRevoluteJoint, CreateSphericalJoint, CreateSpringDamper, "
+                                  "CreateDistanceConstraint",
         "objects[11].itemNumbers": "connects an object with itself",
         "objects[12].itemNumbers[1]": "refers to objects[13] (object13), a CreatePrismaticJoint; expected Ground "
                                       "or MassPoint or RigidBody",

@@ -319,12 +319,17 @@ def test_planar_mechanism_gives_exudyns_sensors(build):
     ours = multibody.simulate(export(mbs, settings))
     assert ours.status == "succeeded", ours.error
     exu.SolveDynamic(mbs, settings)
+    assert_exudyns_sensors(ours, mbs)
+
+
+def assert_exudyns_sensors(ours, mbs) -> None:
+    """mbserve's sensors are those Exudyn stored in mbs, in order: with the same scheme, steps and
+    Newton iterations Exudyn's solution to round-off (accelerations and multipliers, the unknowns
+    Newton solves for, to its 1e-12 of their size)."""
     assert len(ours.sensors) == mbs.systemData.NumberOfSensors()
     for i, (name, series) in enumerate(ours.sensors.items()):
         theirs = np.asarray(mbs.GetSensorStoredData(i))
         assert theirs.shape == series.data.shape, name
-        # the same scheme, steps and Newton iterations: Exudyn's solution to round-off (accelerations
-        # and multipliers, the unknowns Newton solves for, to its 1e-12 of their size)
         var = series.outputVariableType
         tolerance = 1e-9 if "Acceleration" in var or "Force" in var or var == "Coordinates_tt" else 1e-10
         assert np.abs(series.data - theirs).max() <= tolerance * (1.0 + np.abs(theirs).max()), (name, var)
