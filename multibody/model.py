@@ -305,7 +305,11 @@ class _Checker:
                 self.refs[("objects", i, "nodeNumber")] = self.lookup("objects", i, ".nodeNumber", "nodes",
                                                                       obj.nodeNumber, want,
                                                                       f"a {' or '.join(sorted(want))} node")
-                if "mass" not in obj.model_fields_set:
+                node = self.refs[("objects", i, "nodeNumber")]
+                if node is not None and self.doc.nodes[node].nodeType == "PointGround":
+                    if obj.mass < 0:  # fixed: its mass acts nowhere, Exudyn's physicsMass=0 ground point
+                        self.problem("objects", i, ".mass", f"must not be negative, got {obj.mass}")
+                elif "mass" not in obj.model_fields_set:
                     self.problem("objects", i, ".mass", f"missing: a {t} needs a positive mass")
                 elif obj.mass <= 0:
                     self.problem("objects", i, ".mass", f"must be positive, got {obj.mass}")

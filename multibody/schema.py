@@ -200,9 +200,9 @@ class ObjectRigidBody(Item):
 class ObjectMassPoint(Item):
     objectType: Literal["MassPoint"]
     nodeNumber: Ref = -1
-    """its Point node (index or name)"""
+    """its Point node (index or name); or a PointGround node: a fixed point whose mass acts nowhere"""
     mass: FiniteFloat = 0.0
-    """mass in kg; must be positive"""
+    """mass in kg; must be positive (on a PointGround node: not negative)"""
 
 
 class ObjectRigidBody2D(Item):

@@ -92,8 +92,10 @@ class MassPoints:
 
     def __init__(self, system):
         doc = system.loaded.document
-        self.objects = [i for i, o in enumerate(doc.objects) if o.objectType in ("MassPoint", "MassPoint2D")
-                        or o.objectType == "RigidBody2D" and not off_center(o)]
+        # a MassPoint on a PointGround node has no coordinates to carry its mass
+        self.objects = [i for i, o in enumerate(doc.objects) if (o.objectType in ("MassPoint", "MassPoint2D")
+                        or o.objectType == "RigidBody2D" and not off_center(o))
+                        and system.node_ncoords[system.loaded.ref("objects", i, "nodeNumber")]]
         n = self.size = len(self.objects)
         nodes = [system.loaded.ref("objects", i, "nodeNumber") for i in self.objects]
         self.frame = np.array([system.frame_of_node[k] for k in nodes], dtype=int)
@@ -132,7 +134,7 @@ class EPNormalization:
 ITEMS = (ItemType(S.ObjectGround, "body", RIGID_BODY_OUTPUTS, body_markers=frozenset({"BodyRigid", "BodyPosition"})),
          ItemType(S.ObjectRigidBody, "body", RIGID_BODY_OUTPUTS, RigidBodies, nodes=frozenset({"RigidBodyEP"}),
                   body_markers=frozenset({"BodyRigid", "BodyPosition", "BodyMass"})),
-         ItemType(S.ObjectMassPoint, "body", POINT_BODY_OUTPUTS, MassPoints, nodes=frozenset({"Point"}),
+         ItemType(S.ObjectMassPoint, "body", POINT_BODY_OUTPUTS, MassPoints, nodes=frozenset({"Point", "PointGround"}),
                   body_markers=frozenset({"BodyPosition", "BodyMass"})),
          ItemType(S.ObjectRigidBody2D, "body", RIGID_BODY_2D_OUTPUTS, MassPoints, nodes=frozenset({"RigidBody2D"}),
                   body_markers=frozenset({"BodyRigid", "BodyPosition", "BodyMass"})),
