@@ -35,7 +35,7 @@ LOCK_NAME = "mbserve-compile.lock"
 
 _BODY = {"nodeType": "RigidBodyEP", "referenceCoordinates": [0, 0, 0, 1, 0, 0, 0],
          "initialCoordinates": [0.1, 0, 0, 0, 0, 0, 0]}
-WARM_UP_MODEL = {  # one body on a slider with a spring and a torsional spring, a point on a rod: the kernels of
+WARM_UP_MODEL = {  # one body on a slider with a spring, a torsional and a 6x6 spring, a point on a rod: the kernels of
     # the common path and those of the item types with kernels of their own (items/README.md)
     "nodes": [_BODY, {"nodeType": "Point", "referenceCoordinates": [0, -1, 0], "initialVelocities": [0.1, 0, 0]}],
     "objects": [{"objectType": "Ground"},
@@ -45,13 +45,17 @@ WARM_UP_MODEL = {  # one body on a slider with a spring and a torsional spring, 
                 {"objectType": "ConnectorTorsionalSpringDamper", "markerNumbers": [0, 1], "stiffness": 10.0,
                  "damping": 0.1},
                 {"objectType": "MassPoint", "nodeNumber": 1, "mass": 1.0},
-                {"objectType": "ConnectorDistance", "markerNumbers": [2, 4], "distance": 1.0}],
+                {"objectType": "ConnectorDistance", "markerNumbers": [2, 4], "distance": 1.0},
+                {"objectType": "ConnectorRigidBodySpringDamper", "markerNumbers": [0, 1],
+                 "stiffness": [[10.0 * (i == j) for j in range(6)] for i in range(6)],
+                 "damping": [[0.1 * (i == j) for j in range(6)] for i in range(6)]}],
     "markers": [{"markerType": "BodyRigid", "bodyNumber": 0}, {"markerType": "BodyRigid", "bodyNumber": 1},
                 {"markerType": "BodyPosition", "bodyNumber": 0}, {"markerType": "BodyPosition", "bodyNumber": 1},
                 {"markerType": "NodePosition", "nodeNumber": 1}],
     "loads": [{"loadType": "ForceVector", "markerNumber": 1, "loadVector": [1.0, 0, 0]}],
     "sensors": [{"sensorType": "Node", "nodeNumber": 0, "outputVariableType": "Position"},
-                {"sensorType": "Object", "objectNumber": 4, "outputVariableType": "TorqueLocal"}],
+                {"sensorType": "Object", "objectNumber": 4, "outputVariableType": "TorqueLocal"},
+                {"sensorType": "Object", "objectNumber": 7, "outputVariableType": "ForceLocal"}],
     "simulationSettings": {"timeIntegration": {"endTime": 0.01, "numberOfSteps": 2}},
 }
 

@@ -56,7 +56,9 @@ def _zoo() -> dict:
                {"objectType": "ConnectorCartesianSpringDamper", "markerNumbers": [5, 18],
                 "stiffness": [10.0, 10.0, 10.0]},
                {"objectType": "ConnectorTorsionalSpringDamper", "markerNumbers": [0, 2], "stiffness": 10.0},
-               {"objectType": "ConnectorDistance", "markerNumbers": [5, 6], "distance": 1.0}]
+               {"objectType": "ConnectorDistance", "markerNumbers": [5, 6], "distance": 1.0},
+               {"objectType": "ConnectorRigidBodySpringDamper", "markerNumbers": [0, 4],
+                "stiffness": [[10.0 * (i == j) for j in range(6)] for i in range(6)]}]
     markers = [rigid(0), rigid(1), rigid(2), rigid(3), rigid(4),
                {"markerType": "BodyPosition", "bodyNumber": 0, "localPosition": [0, 0, 0]},
                {"markerType": "BodyPosition", "bodyNumber": 5},

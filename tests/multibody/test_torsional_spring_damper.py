@@ -197,11 +197,8 @@ def exudyn_mechanism():
 EXUDYN_DEPRECATION = pytest.mark.filterwarnings("ignore:.*rotationMarker:DeprecationWarning")
 
 
-@EXUDYN_DEPRECATION
-def test_mechanism_gives_exudyns_sensors():
-    """The same scheme, steps and Newton iterations converged to round-off: Exudyn's solution to 1e-10 of
-    each sensor's size, the damper's Rotation passing ±π at the same step."""
-    mbs, settings = exudyn_mechanism()
+def check_exudyn_sensors(mbs, settings) -> list[np.ndarray]:
+    """Ours and Exudyn's run of mbs: each sensor to 1e-10 of its size; Exudyn's sensor data."""
     ours = multibody.simulate(export(mbs, settings))
     assert ours.status == "succeeded", ours.error
     exu.SolveDynamic(mbs, settings)
@@ -209,6 +206,33 @@ def test_mechanism_gives_exudyns_sensors():
     for (name, series), data in zip(ours.sensors.items(), theirs, strict=True):
         assert data.shape == series.data.shape, name
         assert np.abs(series.data - data).max() <= 1e-10 * (1.0 + np.abs(data).max()), name
+    return theirs
+
+
+def check_exudyn_newton_iterations(mbs, settings) -> dict:
+    """At Exudyn's default Newton tolerance: the same Jacobian count, iterations to 0.1 %; our counts."""
+    settings.timeIntegration.newton.relativeTolerance = 1e-8  # Exudyn's default
+    doc = export(mbs, settings)
+    exu.SolveDynamic(mbs, settings, storeSolver=True)
+    theirs = mbs.sys["dynamicSolver"].it
+    ours = multibody.simulate(doc).solver
+    assert ours["jacobians"] == theirs.newtonJacobiCount
+    assert abs(ours["newtonIterations"] - theirs.newtonStepsCount) <= 1 + 0.001 * theirs.newtonStepsCount
+    return ours
+
+
+def check_compiled_and_python_path(mbs, settings) -> None:
+    doc = export(mbs, settings)
+    a, b = (solve_dynamic(load_model(doc), compiled=c).sensors for c in (True, False))
+    for name in a:
+        assert np.abs(a[name].data - b[name].data).max() < 1e-11, name
+
+
+@EXUDYN_DEPRECATION
+def test_mechanism_gives_exudyns_sensors():
+    """The same scheme, steps and Newton iterations converged to round-off: Exudyn's solution to 1e-10 of
+    each sensor's size, the damper's Rotation passing ±π at the same step."""
+    theirs = check_exudyn_sensors(*exudyn_mechanism())
     assert (np.abs(np.diff(theirs[7][:, 1])) > 6).any()  # the damper's Rotation wrapped at ±π
 
 
@@ -216,20 +240,9 @@ def test_mechanism_gives_exudyns_sensors():
 def test_mechanism_takes_exudyns_newton_iterations():
     """With Exudyn's default (modified) Newton and tolerance: the same Jacobian count and iterations
     (Exudyn's connector Jacobian is numerical, ours exact: a step near the tolerance may go either way)."""
-    mbs, settings = exudyn_mechanism()
-    settings.timeIntegration.newton.relativeTolerance = 1e-8  # Exudyn's default
-    doc = export(mbs, settings)
-    exu.SolveDynamic(mbs, settings, storeSolver=True)
-    theirs = mbs.sys["dynamicSolver"].it
-    ours = multibody.simulate(doc).solver  # measured: 32 Jacobians and 1561 iterations, as Exudyn
-    assert ours["jacobians"] == theirs.newtonJacobiCount
-    assert abs(ours["newtonIterations"] - theirs.newtonStepsCount) <= 1 + 0.001 * theirs.newtonStepsCount
+    check_exudyn_newton_iterations(*exudyn_mechanism())  # measured: 32 Jacobians and 1561 iterations, as Exudyn
 
 
 @EXUDYN_DEPRECATION
 def test_the_compiled_loop_and_the_python_path_agree_on_the_mechanism():
-    mbs, settings = exudyn_mechanism()
-    doc = export(mbs, settings)
-    a, b = (solve_dynamic(load_model(doc), compiled=c).sensors for c in (True, False))
-    for name in a:
-        assert np.abs(a[name].data - b[name].data).max() < 1e-11, name
+    check_compiled_and_python_path(*exudyn_mechanism())
