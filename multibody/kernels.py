@@ -299,12 +299,13 @@ def _compiled_forces(forces, kin, f):
     def impl(forces, kin, f):
         n2, data = f.shape[0], forces[0]
         n, nc = data.cols.shape
-        F = np.zeros((n, nc))
-        _item_forces(data, kin, F)
-        for k in range(n):
-            for c in range(nc):
-                if data.cols[k, c] < n2:
-                    f[data.cols[k, c]] += F[k, c]
+        if n:  # a model without items of the type allocates nothing (twice per step)
+            F = np.zeros((n, nc))
+            _item_forces(data, kin, F)
+            for k in range(n):
+                for c in range(nc):
+                    if data.cols[k, c] < n2:
+                        f[data.cols[k, c]] += F[k, c]
         compiled_forces(forces[1:], kin, f)
     return impl
 
@@ -317,18 +318,19 @@ def _compiled_rows(constraints, kin, lam, velocity_level, rq, rg):
     def impl(constraints, kin, lam, velocity_level, rq, rg):
         n2, data = rq.shape[0], constraints[0]
         (n, nr), nc = data.ae.shape, data.cols.shape[1]
-        g, C = np.empty((n, nr)), np.empty((n, nr, nc))
-        _item_rows(data, kin, velocity_level, g, C)
-        for k in range(n):
-            for c in range(nc):
-                col = data.cols[k, c]
-                if col < n2 and data.active[k]:
-                    s = 0.0
-                    for r in range(nr):
-                        s += C[k, r, c] * lam[data.ae[k, r]]
-                    rq[col] += s
-            for r in range(nr):
-                rg[data.ae[k, r]] = g[k, r] if data.active[k] else lam[data.ae[k, r]]
+        if n:  # as compiled_forces
+            g, C = np.empty((n, nr)), np.empty((n, nr, nc))
+            _item_rows(data, kin, velocity_level, g, C)
+            for k in range(n):
+                for c in range(nc):
+                    col = data.cols[k, c]
+                    if col < n2 and data.active[k]:
+                        s = 0.0
+                        for r in range(nr):
+                            s += C[k, r, c] * lam[data.ae[k, r]]
+                        rq[col] += s
+                for r in range(nr):
+                    rg[data.ae[k, r]] = g[k, r] if data.active[k] else lam[data.ae[k, r]]
         compiled_rows(constraints[1:], kin, lam, velocity_level, rq, rg)
     return impl
 
@@ -451,8 +453,6 @@ def kinematics(q, v, model, kin):
     vx[:n2] = v
     qx[n2] = 0.0
     vx[n2] = 0.0
-    G = np.empty((3, 4))
-    Gb = np.empty((3, 4))
     for f in range(nF):
         for i in range(3):
             fpos[f, i] = fpos_ref[f, i] + qx[fcols[f, i]]
@@ -464,14 +464,12 @@ def kinematics(q, v, model, kin):
             _planar_frame(theta[f, 0], fA[f], fG[f], fGbar[f])
             fomega[f, 0], fomega[f, 1], fomega[f, 2] = 0.0, 0.0, theta_t[f, 0]
             continue
-        _ep_frame(theta[f], fA[f], G, Gb)
+        _ep_frame(theta[f], fA[f], fG[f], fGbar[f])  # G, Ḡ in place: no allocation per evaluation
         if f_is_ep[f]:  # G, Ḡ and ω are zero on frames without rotation coordinates
-            fG[f] = G
-            fGbar[f] = Gb
             for i in range(3):
                 s = 0.0
                 for j in range(4):
-                    s += G[i, j] * theta_t[f, j]
+                    s += fG[f, i, j] * theta_t[f, j]
                 fomega[f, i] = s
         else:
             fG[f] = 0.0
