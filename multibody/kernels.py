@@ -291,7 +291,7 @@ def compiled_matrix(A, forces, constraints, kin, k_factor, d_factor, level_facto
     (λ, λ) diagonal of inactive items of the compiled constraint types (as alpha_kernel._assemble)."""
 
 
-@overload(compiled_forces, **_OVERLOAD)
+@overload(compiled_forces, inline="always", **_OVERLOAD)  # a call passes every type's arrays
 def _compiled_forces(forces, kin, f):
     if len(forces) == 0:
         return lambda forces, kin, f: None
@@ -310,7 +310,7 @@ def _compiled_forces(forces, kin, f):
     return impl
 
 
-@overload(compiled_rows, **_OVERLOAD)
+@overload(compiled_rows, inline="always", **_OVERLOAD)
 def _compiled_rows(constraints, kin, lam, velocity_level, rq, rg):
     if len(constraints) == 0:
         return lambda constraints, kin, lam, velocity_level, rq, rg: None

@@ -23,7 +23,7 @@ import time as _time
 import numpy as np
 
 from ..items import EXPLICIT_RULES
-from ..kernels import applied_forces, borrowed, jit, kinematics, work
+from ..kernels import applied_forces, borrowed, jit, jit_inline, kinematics, work
 from ..solution import Recorder
 from ..values import Results, SimulationCanceled
 from .generalized_alpha import SolverFailure
@@ -37,9 +37,10 @@ N_STEPS, N_REJECTED, ROWS = range(3)
 ROWS_PER_CALL = 256
 
 
-@jit
+@jit_inline
 def _accelerations(t, model, kin, w, q, v, mass, out):
-    """q̈ = M⁻¹ f(q, v, t): M is the diagonal of the point masses (Euler-parameter nodes are refused)."""
+    """q̈ = M⁻¹ f(q, v, t): M is the diagonal of the point masses (Euler-parameter nodes are refused).
+    Inlined: a call passes every array of the model's tuples, which costs more than a small model's forces."""
     kinematics(q, v, model, kin)
     applied_forces(t, model, kin, w, 1.0)
     for i in range(out.shape[0]):
