@@ -195,14 +195,20 @@ def long_running() -> dict:
 
 
 def lasting(seconds: float) -> dict:
-    """Settings overrides that make the mini example take about `seconds` in this process."""
+    """Settings overrides that make the mini example's solve take about `seconds` in this process. The
+    cost of a step is the difference of two solves of different lengths: a solve's fixed cost (loading,
+    sensors) counted as steps would make a job on fast kernels end long before `seconds`."""
     import multibody
 
     from tests.conftest import example
-    doc = multibody.merge_settings(example("mini"), {"timeIntegration": {"numberOfSteps": 200}})
-    multibody.simulate(doc)  # the first run in a process may compile
-    start = time.perf_counter()
-    multibody.simulate(doc)
-    steps = int(200 * seconds / (time.perf_counter() - start)) + 1
-    return {"timeIntegration": {"numberOfSteps": steps, "endTime": steps / 100},
-            "solution": {"sensors": {"writePeriod": 1.0}}}
+
+    def overrides(steps: int) -> dict:
+        return {"timeIntegration": {"numberOfSteps": steps, "endTime": steps / 100},
+                "solution": {"sensors": {"writePeriod": 1.0}}}
+
+    def solve_seconds(steps: int) -> float:
+        return multibody.simulate(multibody.merge_settings(example("mini"), overrides(steps))).solver["solveSeconds"]
+
+    solve_seconds(200)  # the first run in a process may compile
+    per_step = (solve_seconds(50200) - solve_seconds(200)) / 50000
+    return overrides(int(seconds / max(per_step, 1e-7)) + 1)
