@@ -10,8 +10,11 @@ multiplier and the static solve hold to Newton's tolerance (1e-8).
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
+from numba.core.caching import Cache
 
 import multibody
 from multibody import items
@@ -24,7 +27,11 @@ OMEGA = np.sqrt(K / MASS)
 
 
 @pytest.fixture(autouse=True)
-def toy_types():
+def toy_types(monkeypatch):
+    """The toy types registered; the kernels compiled for them are not written to numba's cache,
+    whose index would then pickle the toy classes: a later process that cannot import `tests`
+    (the `mbserve` console script) would fail to read the index."""
+    monkeypatch.setattr(Cache, "save_overload", lambda self, sig, data: None)
     for item in toy_item.ITEMS:
         items.register(item)
     yield
@@ -102,3 +109,13 @@ def test_a_toy_type_is_checked_like_a_core_one():
     doc["markers"][0] = {"markerType": "NodeCoordinate", "nodeNumber": 0, "coordinate": 0}
     with pytest.raises(multibody.ModelInvalid, match="position markers"):
         load_model(doc)
+
+
+def test_the_toy_types_stay_out_of_the_kernel_cache():
+    """A kernel compiled for a model with toy types (kernels.work, a cheap one) is not saved."""
+    from multibody.kernel_cache import kernels
+    from multibody.kernels import work
+    system = load_model(model(constrained=True)).system
+    work(system.model, system.n2, system.nae)
+    indexes = [Path(k._cache._cache_file._index_path) for k in kernels()]
+    assert not [p.name for p in indexes if p.is_file() and b"toy_item" in p.read_bytes()]
