@@ -6,7 +6,6 @@
 """
 from __future__ import annotations
 
-import copy
 from typing import Any, Callable
 
 from . import settings as settings_mod
@@ -21,7 +20,7 @@ __all__ = ["ExpressionLimits", "ModelInvalid", "Problem", "Results", "SensorSeri
 def merge_settings(doc: dict, overrides: dict | None) -> dict:
     """A copy of `doc` whose simulationSettings are deep-merged with `overrides` (a setting given
     there under any of its names replaces the document's, under any of its names)."""
-    out = copy.deepcopy(doc)
+    out = settings_mod.copy_tree(doc)
     if not overrides:
         return out
 
@@ -30,7 +29,7 @@ def merge_settings(doc: dict, overrides: dict | None) -> dict:
             if isinstance(v, dict) and isinstance(dst.get(k), dict):
                 merge(dst[k], v)
             else:
-                dst[k] = copy.deepcopy(v)
+                dst[k] = settings_mod.copy_tree(v)
 
     settings = out.get("simulationSettings")
     if not isinstance(settings, dict):

@@ -8,7 +8,6 @@ console or threads are accepted and have no effect here.
 """
 from __future__ import annotations
 
-import copy
 import json
 import math
 from functools import lru_cache
@@ -100,7 +99,7 @@ def _canonical(user: Any, path: str, problems: list[tuple[str, str]]) -> Any:
     alias's path; an alias given together with its key is a problem."""
     if not isinstance(user, dict):
         return user
-    out = copy.deepcopy(user)
+    out = copy_tree(user)
     for alias, key in ALIASES.items():
         parent_name, leaf = alias.rsplit(".", 1)
         parent = _lookup(out, parent_name)
@@ -131,11 +130,22 @@ def drop_overridden(user: Any, overrides: Any) -> None:
                     parent.pop(leaf, None)
 
 
+def copy_tree(value: Any) -> Any:
+    """A copy of a JSON tree's dicts and lists (its leaves are immutable): copy.deepcopy's memo
+    and dispatch cost more than the rest of resolving the settings."""
+    if isinstance(value, dict):
+        return {k: copy_tree(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [copy_tree(v) for v in value]
+    return value
+
+
 def _merge(user: Any, default: dict, path: str, problems: list[tuple[str, str]]) -> dict:
-    out = copy.deepcopy(default)
     if not isinstance(user, dict):
         problems.append((path, f"expected an object, got {type(user).__name__}"))
-        return out
+        return copy_tree(default)
+    # the defaults' order; the subtrees the user sets are merged below, not copied first
+    out = {key: None if key in user else copy_tree(value) for key, value in default.items()}
     for key, value in user.items():
         sub = f"{path}.{key}"
         if key not in default:

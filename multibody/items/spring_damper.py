@@ -87,8 +87,9 @@ class SpringDampers(TwoMarkerForceGroup):
                      np.where(vn[..., None] > 0, dv / np.where(vn > 0, vn, 1.0)[..., None], 0.0))
         return dp, dv, L, e
 
-    def scalar_force(self, kin):
-        dp, dv, L, e = self._geometry(kin)
+    def scalar_force(self, kin, geometry=None):
+        """The force along e; `geometry`: _geometry(kin), when the caller has it already."""
+        dp, dv, L, e = self._geometry(kin) if geometry is None else geometry
         rate = np.einsum("...i,...i->...", e, dv) - self.voff
         f = self.k * (L - self.L0) + self.d * rate + self.fa
         for k in np.flatnonzero(self.uf >= 0):  # its user function at (t, deltaL, deltaL_t)
@@ -96,12 +97,12 @@ class SpringDampers(TwoMarkerForceGroup):
                                                             rate[..., k])[..., 0]
         return f
 
-    def force(self, kin) -> np.ndarray:
-        _, _, _, e = self._geometry(kin)
-        return self.scalar_force(kin)[..., None] * e
+    def force(self, kin, geometry=None) -> np.ndarray:
+        geometry = self._geometry(kin) if geometry is None else geometry
+        return self.scalar_force(kin, geometry)[..., None] * geometry[3]
 
     def output(self, kin, k: int, var: str):
-        dp, dv, L, e = self._geometry(kin)
+        geometry = dp, dv, L, e = self._geometry(kin)
         if var == "Distance":
             return L[:, k]
         if var == "Displacement":
@@ -109,9 +110,9 @@ class SpringDampers(TwoMarkerForceGroup):
         if var == "Velocity":
             return dv[:, k]
         if var == "Force":
-            return self.force(kin)[:, k] * self.active[k]
+            return self.force(kin, geometry)[:, k] * self.active[k]
         if var == "ForceLocal":
-            return self.scalar_force(kin)[:, k] * self.active[k]
+            return self.scalar_force(kin, geometry)[:, k] * self.active[k]
         raise KeyError(var)
 
 
