@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 MINI = json.loads((ROOT.parent / "shared" / "examples" / "mini" / "model.json").read_text())
+MOTION = json.loads((ROOT.parent / "shared" / "examples" / "motion_sine" / "model.json").read_text())
 DEEP = "@@deep:"  # a string marker json.dumps writes as it is; replaced by nesting it could not write
 DEEP_STRING = re.compile('"' + re.escape(DEEP) + r'(\d+)"')
 
@@ -334,6 +335,15 @@ def hostile_requests(ids: dict, limit_bytes: int = 10_000_000) -> list[tuple[str
          "finding 9: NaN in Vcolor"),
         ("POST", "/v1/models", {"json": replaced(MINI, ("sensors", 0, "name"), "a/b")}, "finding 10: sensor a/b"),
         ("GET", f"/v1/models/{ids['model']}?expanded=true", {}, "finding 11: expanded model"),
+        ("POST", "/v1/jobs", {"json": {"model": dict(MOTION, motions=[
+            dict(MOTION["motions"][0], name=f"m{k}", position="*".join(f"sin({i}*t + cos({k + 2}*t))"
+                                                                      for i in range(1, 21))) for k in range(15)])}},
+         "finding 7: 15 motions of 440 characters on one joint"),
+        ("POST", "/v1/jobs", {"json": {"model": replaced(MOTION, ("motions", 0, "position"),
+                                                         "t*1e100*1e100*1e100*1e100")}},
+         "finding 8: a law beyond the float range"),
+        ("POST", "/v1/jobs", {"json": {"model": replaced(MOTION, ("motions", 0, "position"), "log(t)")}},
+         "finding 8: a law undefined at t0"),
         ("POST", "/v1/models", {"json": replaced(MINI, ("objects", 1, "mass"), 10**400)},
          "a number beyond a float64"),
         ("POST", "/v1/models", {"content": b'{"a": "' + b"x" * (2 * limit_bytes) + b'"}'},

@@ -43,6 +43,21 @@ def test_run_invalid_model_exits_2_with_problems_on_stderr(broken):
     assert "objects[1]" in result.stderr and result.stdout == ""
 
 
+@pytest.mark.parametrize("position, at", [("t*1e100*1e100*1e100*1e100", "beyond the float range"),
+                                           ("sqrt(t - 0.5)", "at t = 0 "), ("log(t)", "at t = 0 ")])
+def test_run_of_a_law_that_cannot_be_evaluated_is_a_model_error_not_a_traceback(tmp_path, position, at):
+    """Issue 18, finding 8: such laws passed validation, then ended as a traceback from `mbserve
+    run` (a job: internal_error, 'SVD did not converge'). Now a problem naming the motion's path."""
+    doc = example("motion_sine")
+    doc["motions"][0]["position"] = position
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(doc))
+    result = runner.invoke(app, ["run", str(path)])
+    assert result.exit_code == 2 and result.stdout == "", result.output
+    assert "motions[0].position (drive)" in result.stderr and at in result.stderr, result.stderr
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
 def test_run_not_json_exits_2(tmp_path):
     path = tmp_path / "x.json"
     path.write_text("{nope")

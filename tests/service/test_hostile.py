@@ -248,3 +248,62 @@ def test_validation_stops_when_the_client_disconnects(settings, queued, mini, mo
     assert time.monotonic() - started < 10
     assert polled and polled[-1] is True and polled[0] is False
     assert sent[0]["status"] == 422 and b"client_gone" in sent[1]["body"]
+
+
+def varied_heavy_motions(n: int) -> dict:
+    """n sliders, each driven by a law that costs about 0.3 s of sympy here; no two alike
+    (sympy caches what it has seen, so copies of one law would cost it once)."""
+    from tests.multibody.test_motion_laws import HEAVY, sliders
+    doc = sliders(n, HEAVY)
+    for k, motion in enumerate(doc["motions"]):
+        motion["position"] = "*".join(f"sin({i}*t + cos({k + 2}*t))" for i in range(1, 13))
+    return doc
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (all its threads)."""
+    import os
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.parametrize("route,body", [("/v1/jobs", lambda doc: {"model": doc}), ("/v1/validate", lambda doc: doc)])
+def test_a_client_that_goes_away_stops_the_validation_over_a_real_connection(tmp_path, route, body):
+    """Finding 7 as the red team saw it: `mbserve serve`, a body whose motions cost minutes of CPU
+    to validate (the budget raised so that it is not what stops them), the client's socket
+    closed once the server is at work. The server's CPU time stops growing at once; before, the
+    validation went on to its end (here ~30 s of CPU) for nobody."""
+    import socket
+
+    import httpx
+
+    from tests.support import free_port, start, stop, wait_http
+    port, log = free_port(), tmp_path / "serve.log"
+    proc = start(["mbserve.cli", "serve", "--no-worker", "--port", str(port), "--data-dir", str(tmp_path / "data")],
+                 {"MBSERVE_MAX_EXPRESSION_COST": str(10**9), "MBSERVE_MAX_EXPRESSION_SECONDS": "600"}, log)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/readyz", proc, log)
+        text = json.dumps(body(varied_heavy_motions(100))).encode()
+        idle = cpu_seconds(proc.pid)
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(f"POST {route} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                         f"Content-Length: {len(text)}\r\n\r\n".encode() + text)
+            deadline = time.monotonic() + 60
+            while cpu_seconds(proc.pid) - idle < 1.0:  # at work on the motions
+                assert time.monotonic() < deadline, "the server did not start validating"
+                time.sleep(0.05)
+        closed = cpu_seconds(proc.pid)
+        previous, deadline = closed, time.monotonic() + 60
+        while True:  # quiet: under 0.1 s of CPU in a second (not the ~30 s the validation would take)
+            time.sleep(1.0)
+            now = cpu_seconds(proc.pid)
+            if now - previous < 0.1:
+                break
+            assert time.monotonic() < deadline, f"still busy: {now - closed:.1f} s of CPU since the client went"
+            previous = now
+        assert now - closed < 2.0, f"{now - closed:.1f} s of CPU after the client went"
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
+            assert client.get("/healthz").status_code == 200
+    finally:
+        stop(proc)
