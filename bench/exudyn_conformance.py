@@ -234,7 +234,10 @@ def reason(refusal: str) -> str:
     text = re.sub(r"\[\d+\]", "[]", refusal)
     text = re.sub(r" \([^)]*\)", "", text, count=1)
     text = re.sub(r"t = [0-9.e+-]+", "t = …", text)
+    untranslated = re.search(r"\(it could not be translated: (.*)\)$", text)
     text = re.sub(r" is the Python function .*", " is a Python function", text)
+    if untranslated:  # why, without line numbers and the function's own details
+        text += " not translated: " + re.sub(r"line \d+: |\(.*| [a-z_A-Z0-9.]+\)", "", untranslated.group(1))[:60].strip()
     text = re.sub(r"; did you mean .*", "", text)
     return text[:150]
 

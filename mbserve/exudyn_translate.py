@@ -64,7 +64,6 @@ class Untranslatable(Exception):
 class Translation:
     value: str | list[str]  # the expression(s) for the document
     parameters: dict[str, float]  # the named constants it uses, for the document's parameters block
-    checked: int  # samples at which Python and the expression agreed
 
 
 @dataclass
@@ -111,8 +110,8 @@ def translate(function, sig: Signature, item: dict, index: int, span: tuple[floa
         arguments.append(Vec([_element(name, i) for i in range(shape[0])], array=False) if shape else ast.Name(name))
     result = _Function(context, 0).call(function, arguments, {})
     value = _result(result, sig, context)
-    checked = _check(function, sig, value, context.parameters, item, index, span, mbs)
-    return Translation(value, context.parameters, checked)
+    _check(function, sig, value, context.parameters, item, index, span, mbs)
+    return Translation(value, context.parameters)
 
 
 def _element(name: str, i: int) -> ast.expr:
@@ -496,8 +495,9 @@ def _result(result, sig: Signature, context: _Context) -> str | list[str]:
 
 
 def _check(function, sig: Signature, value, parameters: dict[str, float], item: dict, index: int,
-           span: tuple[float, float], mbs) -> int:
-    """The samples at which `function` and the compiled `value` agree; Untranslatable if one does not."""
+           span: tuple[float, float], mbs) -> None:
+    """Untranslatable unless `function` and the compiled `value` agree at the samples (where
+    both are defined, and the function is at half of them at least)."""
     from multibody.expressions import Budget  # sympy: only once a translation is checked
     from multibody.user_function_programs import compile_user_function, item_constants
     programs, problems = compile_user_function(sig, "translation", value, item_constants(sig, item, index),
@@ -541,4 +541,3 @@ def _check(function, sig: Signature, value, parameters: dict[str, float], item: 
     if agreed < SAMPLES // 2:
         raise Untranslatable(f"the function is defined at only {agreed} of {SAMPLES} sample arguments: "
                              "too few to check its translation")
-    return agreed

@@ -246,3 +246,18 @@ def test_a_translation_that_disagrees_with_the_function_is_refused():
     message = err.value.problems[0][1]
     assert "could not be translated: its translation ['gain * t', '0', '0'] gives" in message
     assert "where the function gives" in message
+
+
+def norm(vector):  # as exudyn.basicUtilities.NormL2: a loop over the vector
+    value = 0
+    for x in vector:
+        value += x**2
+    return value**0.5
+
+
+def test_lambdas_loops_and_helper_functions_translate():
+    sc, mbs, settings = pushed_on_a_spring()
+    mbs.SetLoadParameter(0, "loadVectorUserFunction", lambda mbs, t, load: [norm(load) * t, 0, -load[2]])
+    doc = export(mbs, settings, user_functions="translate")
+    assert doc["loads"][0]["loadVectorUserFunction"] == [
+        "(0 + loadVector[0] ** 2 + loadVector[1] ** 2 + loadVector[2] ** 2) ** 0.5 * t", "0", "-loadVector[2]"]
