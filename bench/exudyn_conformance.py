@@ -237,7 +237,8 @@ def reason(refusal: str) -> str:
     untranslated = re.search(r"\(it could not be translated: (.*)\)$", text)
     text = re.sub(r" is the Python function .*", " is a Python function", text)
     if untranslated:  # why, without line numbers and the function's own details
-        text += " not translated: " + re.sub(r"line \d+: |\(.*| [a-z_A-Z0-9.]+\)", "", untranslated.group(1))[:60].strip()
+        why = re.sub(r"line \d+: |\(.*| [a-z_A-Z0-9.]+\)", "", untranslated.group(1))
+        text += " not translated: " + why[:60].strip()
     text = re.sub(r"; did you mean .*", "", text)
     return text[:150]
 
