@@ -7,10 +7,12 @@ Each script of EXUDYN_CHECKOUT/main/pythonDev/TestModels runs twice, in a subpro
 (at most --jobs at once, each stopped after --timeout seconds), as Exudyn's test suite runs it
 (modelUnitTests.exudynTestGlobals.useGraphics = False, renderer calls harmless):
 - Exudyn: as written; its testResult and the last row of each stored sensor are kept.
-- mbserve: every SolveDynamic/SolveStatic exports the system (mbserve.exudyn.export) and runs
-  the document in mbserve instead; mbserve's final state (q, q_t, q_tt, λ) is written back into
-  the Exudyn system and GetSensorStoredData returns mbserve's series, so the script's own code
-  after the solve computes testResult from mbserve's solution.
+- mbserve: every SolveDynamic/SolveStatic exports the system (mbserve.exudyn.export, with
+  user_functions="translate": an item's Python user function becomes the expression it computes
+  where it has one that agrees with it at sample arguments, else the solve is refused with the
+  reason) and runs the document in mbserve instead; mbserve's final state (q, q_t, q_tt, λ) is
+  written back into the Exudyn system and GetSensorStoredData returns mbserve's series, so the
+  script's own code after the solve computes testResult from mbserve's solution.
 The table gives per script its item types, whether mbserve ran it (or the first problem that
 refused it), the relative testResult difference |ours - Exudyn| / max(|ours|, |Exudyn|) and the
 largest relative last-row sensor difference max|Δ| / max|Exudyn|. A script with several solves
@@ -131,11 +133,14 @@ def run_one(script: Path, engine: str) -> dict:
         if mbs.NumberOfGeneralContacts():
             raise Refused("export: a GeneralContact (mbs.AddGeneralContact), which export does not see")
         try:
-            doc = export(mbs, settings, solve=solve_entry)
+            doc = export(mbs, settings, solve=solve_entry, user_functions="translate")
         except ExportError as exc:
             raise Refused("export: " + _problem(*exc.problems[0])) from None
         except Exception as exc:  # noqa: BLE001 - the exporter's own defect, reported as such
             raise Refused(f"export crashed: {type(exc).__name__}: {exc}") from None
+        out["translated"] = out.get("translated", 0) + sum(
+            isinstance(v, (str, list)) for kind in ("loads", "objects") for item in doc[kind]
+            for k, v in item.items() if "UserFunction" in k and not k.endswith("Parameters"))
         file = doc["simulationSettings"].setdefault("solution", {}).setdefault("file", {})
         file.setdefault("export", {}).update(velocities=True, accelerations=True, algebraicCoordinates=True)
         try:
@@ -229,7 +234,11 @@ def reason(refusal: str) -> str:
     text = re.sub(r"\[\d+\]", "[]", refusal)
     text = re.sub(r" \([^)]*\)", "", text, count=1)
     text = re.sub(r"t = [0-9.e+-]+", "t = …", text)
+    untranslated = re.search(r"\(it could not be translated: (.*)\)$", text)
     text = re.sub(r" is the Python function .*", " is a Python function", text)
+    if untranslated:  # why, without line numbers and the function's own details
+        why = re.sub(r"line \d+: |\(.*| [a-z_A-Z0-9.]+\)", "", untranslated.group(1))
+        text += " not translated: " + why[:60].strip()
     text = re.sub(r"; did you mean .*", "", text)
     return text[:150]
 
@@ -351,6 +360,10 @@ def main(argv: list[str]) -> int:
     print(f"\n{len(rows)} scripts: {models} build and solve a model in Exudyn ({kinds['no model']} solve nothing, "
           f"{kinds['exudyn error']} fail in Exudyn here); mbserve runs {kinds['ran']} of the {models}, "
           f"{matched} of them match Exudyn to {MATCH:g} (testResult and sensors' last rows)")
+    translated = [row for row in rows if row.get("mbserve", {}).get("translated")]
+    print(f"Python user functions written as expressions (export(..., user_functions=\"translate\")): "
+          f"{sum(r['mbserve']['translated'] for r in translated)} in {len(translated)} scripts, "
+          f"{sum(status(r)[1] == 'ran' for r in translated)} of which ran")
     print("\nrefusals (the first problem), most frequent first:")
     for text, n in reasons.most_common():
         print(f"{n:4d}  {text}")

@@ -9,6 +9,9 @@ indices as numbers; `simulationSettings` contributes the entries that differ fro
 defaults. A Python user function cannot travel in a document: every one that is set is reported
 (item, parameter, its arguments) with the expression form to write instead, in one ExportError,
 as are MainSystem user functions and GeneralContacts, which no item holds.
+`export(..., user_functions="translate")` instead writes each Python user function that has an
+expression form as that expression (exudyn_translate.py: read from its source, then checked
+against the function at sample arguments); the ones that do not stay errors, with the reason.
 Nothing here imports Exudyn: `export` reads the system it is given.
 """
 from __future__ import annotations
@@ -21,6 +24,8 @@ import numpy as np
 
 from multibody.settings import defaults as exudyn_default_settings
 from multibody.user_functions import expression_form, signature
+
+from .exudyn_translate import Untranslatable, translate
 
 LISTS = (("nodes", "NumberOfNodes", "GetNode"), ("objects", "NumberOfObjects", "GetObject"),
          ("markers", "NumberOfMarkers", "GetMarker"), ("loads", "NumberOfLoads", "GetLoad"),
@@ -65,8 +70,12 @@ def _json(value: Any, enum_prefix: bool) -> Any:
     raise ValueError(f"a {type(value).__name__} has no JSON form")
 
 
-def _user_function_problem(kind: str, item: dict, key: str, value: Any) -> str:
-    function = value.get("function") if isinstance(value, dict) else value
+def _function(value: Any):
+    return value.get("function") if isinstance(value, dict) else value
+
+
+def _user_function_problem(kind: str, item: dict, key: str, value: Any, why: str = "") -> str:
+    function = _function(value)
     try:
         own = list(inspect.signature(function).parameters)
     except (TypeError, ValueError):
@@ -77,7 +86,7 @@ def _user_function_problem(kind: str, item: dict, key: str, value: Any) -> str:
         return f"{key} is the Python function {who}: a document cannot carry Python code, and {key} takes no " \
                "expression in mbserve"
     return f"{key} is the Python function {who}: a document cannot carry Python code; write it as an " \
-           f"expression: {expression_form(sig)}"
+           f"expression: {expression_form(sig)}" + (f" (it could not be translated: {why})" if why else "")
 
 
 def _system_problems(mbs) -> list[tuple[str, str]]:
@@ -97,7 +106,26 @@ def _system_problems(mbs) -> list[tuple[str, str]]:
     return problems
 
 
-def _item(kind: str, index: int, item: dict, problems: list[tuple[str, str]]) -> dict:
+class _Translator:
+    """export's user_functions="translate": the document's parameters so far and what the
+    translations are checked over (the solve's time span, the system for their mbs argument)."""
+
+    def __init__(self, mbs, span: tuple[float, float]):
+        self.mbs, self.span, self.parameters = mbs, span, {}
+
+    def __call__(self, kind: str, index: int, item: dict, key: str, value: Any) -> Any:
+        """The expression, or Untranslatable."""
+        sig = signature(kind, item.get(TYPE_KEYS[kind], ""), key)
+        if sig is None:
+            raise Untranslatable(f"{key} takes no expression in mbserve")
+        exported = {k: _json(item[k], enum_prefix=False) for k in sig.from_item.values() if k != "itemNumber"}
+        done = translate(_function(value), sig, exported, index, self.span, self.parameters, self.mbs)
+        self.parameters.update(done.parameters)
+        return done.value
+
+
+def _item(kind: str, index: int, item: dict, problems: list[tuple[str, str]],
+          translator: _Translator | None = None) -> dict:
     name = item.get("name") or f"{kind[:-1]}{index}"
     out = {}
     for key, value in item.items():
@@ -107,6 +135,11 @@ def _item(kind: str, index: int, item: dict, problems: list[tuple[str, str]]) ->
         if "UserFunction" in key and not key.endswith("Parameters"):
             if isinstance(value, (int, float)) and value == 0:  # not set
                 out[key] = 0
+            elif translator is not None:
+                try:
+                    out[key] = translator(kind, index, item, key, value)
+                except Untranslatable as exc:
+                    problems.append((path, _user_function_problem(kind, item, key, value, str(exc))))
             else:
                 problems.append((path, _user_function_problem(kind, item, key, value)))
             continue
@@ -132,21 +165,40 @@ def _differences(settings: dict, default: dict) -> dict:
     return out
 
 
-def export(mbs, simulationSettings=None, solve: dict | None = None, name: str = "") -> dict:
+def _time_span(settings: dict, solve: dict) -> tuple[float, float]:
+    """The times a solve calls user functions at: the dynamic solver's [startTime, endTime], the
+    static solver's load steps [0, loadStepDuration]."""
+    if solve.get("type") == "Static":
+        return 0.0, float(settings["staticSolver"]["loadStepDuration"])
+    integration = settings["timeIntegration"]
+    return float(integration["startTime"]), float(integration["endTime"])
+
+
+def export(mbs, simulationSettings=None, solve: dict | None = None, name: str = "",
+           user_functions: str = "error") -> dict:
     """`mbs` as a model document; `simulationSettings` (exu.SimulationSettings or its dictionary)
     gives the document's simulationSettings, `solve` its solve (default: Dynamic, GeneralizedAlpha).
     Raises ExportError naming every item that cannot be written (a Python user function, ...), and
     what lies outside the items: MainSystem user functions (mbs.SetPreStepUserFunction, ...) and
-    GeneralContacts."""
+    GeneralContacts. `user_functions="translate"`: an item's Python user function is written as
+    the expression it computes where it has one and agrees with the function at sample arguments
+    (t over the solve's time span); its numeric globals go to the document's `parameters`."""
+    if user_functions not in ("error", "translate"):
+        raise ValueError(f"user_functions must be 'error' or 'translate', not {user_functions!r}")
+    solve = dict(solve or {"type": "Dynamic", "solverType": "GeneralizedAlpha"})
+    settings = exudyn_default_settings() if simulationSettings is None else \
+        simulationSettings if isinstance(simulationSettings, dict) else simulationSettings.GetDictionary()
+    translator = _Translator(mbs, _time_span(settings, solve)) if user_functions == "translate" else None
     problems = _system_problems(mbs)
     doc: dict[str, Any] = {"name": name}
     for kind, count, getter in LISTS:
-        doc[kind] = [_item(kind, i, getattr(mbs, getter)(i), problems)
+        doc[kind] = [_item(kind, i, getattr(mbs, getter)(i), problems, translator)
                      for i in range(getattr(mbs.systemData, count)())]
     if problems:
         raise ExportError(problems)
+    if translator is not None and translator.parameters:
+        doc["parameters"] = translator.parameters
     if simulationSettings is not None:
-        settings = simulationSettings if isinstance(simulationSettings, dict) else simulationSettings.GetDictionary()
         doc["simulationSettings"] = _differences(settings, exudyn_default_settings())
-    doc["solve"] = dict(solve or {"type": "Dynamic", "solverType": "GeneralizedAlpha"})
+    doc["solve"] = solve
     return doc

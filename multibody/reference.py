@@ -246,7 +246,10 @@ def _user_functions_section() -> list[str]:
              "`\"parameters\": {\"omega\": 7.0}` defines named constants for every expression, user functions and",
              "motion laws alike (a sweep may vary `parameters.omega`). It is compiled once per model and evaluated",
              "in the compiled solvers; the Newton matrix takes its exact (symbolic) derivatives. A Python user",
-             "function in a model exported from Exudyn (`mbserve.exudyn.export`) is an error that shows this form.",
+             "function in a model exported from Exudyn (`mbserve.exudyn.export`) is an error that shows this form;",
+             "`export(mbs, settings, user_functions=\"translate\")` writes it in this form where it has one (read from",
+             "its source, its numeric globals as `parameters`, checked against the Python function at sample",
+             "arguments to 1e-12) and keeps the error, with the reason, where not.",
              "", "| item | parameter | arguments | result | example |", "| --- | --- | --- | --- | --- |"]
     for (_, item_type, name), sig in SIGNATURES.items():
         result = "string" if not sig.result else f"list of {sig.result[0]} strings"

@@ -40,11 +40,12 @@ def _slots(sig: Signature) -> dict[str, int]:
     return {n: k for k, n in enumerate(names)}
 
 
-def _constants(sig: Signature, item, index: int) -> dict[sp.Symbol, sp.Expr]:
-    """The constant arguments' symbols -> the item's values (itemNumber: its index)."""
+def item_constants(sig: Signature, item, index: int) -> dict[sp.Symbol, sp.Expr]:
+    """The constant arguments' symbols -> the item's values (itemNumber: its index); `item` has
+    them as attributes (a schema item) or keys (a dictionary)."""
     out = {}
     for arg, param in sig.from_item.items():
-        value = index if param == "itemNumber" else getattr(item, param)
+        value = index if param == "itemNumber" else item[param] if isinstance(item, dict) else getattr(item, param)
         if sig.arguments[arg]:
             out.update({element_symbol(arg, (i,)): sp.Float(float(v)) for i, v in enumerate(value)})
         else:
@@ -64,31 +65,40 @@ def compile_user_functions(doc, budget: Budget) -> tuple[UserFunctions, list[tup
         if sig is None:  # the schema admits expressions only where a signature exists
             problems.append((path, f"{item_type}.{name} does not take an expression"))
             continue
-        texts = [value] if isinstance(value, str) else list(value)
-        shapes = {"t": (), **sig.arguments}
-        constants = _constants(sig, item, i)
-        try:
-            results = []
-            for k, text in enumerate(texts):
-                where = path if isinstance(value, str) else f"{path}[{k}]"
-                try:
-                    results.append(parse_expression(text, shapes, doc.parameters, budget).xreplace(constants))
-                except ExpressionError as exc:
-                    problems.append((where, f"{name}: {exc.message}"))
-            if len(results) < len(texts):
-                continue
-            slots = _slots(sig)
-            exprs = results + [derivative(r, s, budget) for block in sig.varying for r in results
-                               for s in _block_slots(sig, block)]
-            programs = [to_program(e, slots, budget) for e in exprs]
-        except ExpressionError as exc:  # a derivative too large
-            problems.append((path, f"{name}: {exc.message}"))
+        programs, own = compile_user_function(sig, name, value, item_constants(sig, item, i), doc.parameters, budget,
+                                              path)
+        problems += own
+        if programs is None:
             continue
         first[(kind, i)] = count
         fields[(kind, i)] = name
         count += len(programs)
         parts += programs
     return UserFunctions(P.ProgramSet.concatenate(parts) if parts else P.UNDEFINED, first, fields), problems
+
+
+def compile_user_function(sig: Signature, name: str, value, constants: dict[sp.Symbol, sp.Expr], parameters,
+                          budget: Budget, path: str) -> tuple[list[P.ProgramSet] | None, list[tuple[str, str]]]:
+    """One user function's programs (its result's components, then their derivatives, as the
+    module's docstring orders them), or None and the (path, message) problems."""
+    texts = [value] if isinstance(value, str) else list(value)
+    shapes = {"t": (), **sig.arguments}
+    results, problems = [], []
+    for k, text in enumerate(texts):
+        where = path if isinstance(value, str) else f"{path}[{k}]"
+        try:
+            results.append(parse_expression(text, shapes, parameters, budget).xreplace(constants))
+        except ExpressionError as exc:
+            problems.append((where, f"{name}: {exc.message}"))
+    if problems:
+        return None, problems
+    slots = _slots(sig)
+    try:
+        exprs = results + [derivative(r, s, budget) for block in sig.varying for r in results
+                           for s in _block_slots(sig, block)]
+        return [to_program(e, slots, budget) for e in exprs], []
+    except ExpressionError as exc:  # a derivative too large
+        return None, [(path, f"{name}: {exc.message}")]
 
 
 def _block_slots(sig: Signature, name: str) -> list[str]:
