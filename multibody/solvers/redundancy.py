@@ -21,6 +21,10 @@ import scipy.sparse.linalg as spla
 
 RANK_TOL = 1e-9  # dense: relative to the largest pivot of R; C_q entries are O(1) lengths and directions
 DENSE_MAX_ENTRIES = 1e6  # rows x columns of C_q for the dense QR (8 MB; ~0.05 s)
+# sparse: entries of C_q C_qᵀ, bounded before it is formed (~0.8 GB with its indices, about as much again
+# for its factors): rows that share a coordinate fill it densely, so thousands of constraints on one body
+# would take all the memory of a job; such a model is refused with code limit_exceeded
+MAX_PRODUCT_ENTRIES = 5e7
 # sparse: C_q C_qᵀ with unit rows, shifted by SHIFT so that a dependent row's pivot is not exactly 0.
 # Measured on prismatic chains of N = 200 / 3000 bodies with a redundant joint: the dependent rows'
 # pivots 2e-14 to 3e-12 / 3e-11 (round-off grows with N); those of the weakest independent modes
@@ -98,6 +102,25 @@ def _sparse_rank(C: sp.csr_matrix) -> tuple[int, list[list[int]]]:
     return C.shape[0] - Y.shape[1], sets
 
 
+def _product_over_limit(C: sp.csr_matrix, owners: list[str], t: float) -> dict | None:
+    """An error dict if C_q C_qᵀ could have more than MAX_PRODUCT_ENTRIES entries: Σ over the
+    coordinates of (rows acting on it)², its bound, counted from C_q's pattern."""
+    per_column = np.bincount(C.indices, minlength=C.shape[1]).astype(np.int64)
+    entries = int(per_column @ per_column)
+    if entries <= MAX_PRODUCT_ENTRIES:
+        return None
+    column = int(np.argmax(per_column))
+    rows = np.flatnonzero(C.getcol(column).toarray().ravel())
+    items = list(dict.fromkeys(owners[i] for i in rows))
+    return {"code": "limit_exceeded",
+            "message": f"{per_column[column]} constraint equations of {len(items)} items act on one coordinate, so "
+                       f"the redundant-constraint check would form a matrix of up to {entries:.3g} entries (the "
+                       f"limit is {MAX_PRODUCT_ENTRIES:.3g}): {', '.join(items[:MAX_NAMES])}"
+                       f"{', ...' if len(items) > MAX_NAMES else ''}. So many constraints on one body are "
+                       "redundant or nearly so; constrain it once",
+            "detail": {"time": float(t), "items": items[:MAX_NAMES]}}
+
+
 def find_redundant(system, t0: float, q=None) -> dict | None:
     """An error dict {"code", "message", "detail"} if the active constraint rows are dependent."""
     kin = system.kinematics(t0, system.q_init if q is None else q, system.v_init)
@@ -105,6 +128,10 @@ def find_redundant(system, t0: float, q=None) -> dict | None:
     m = len(owners)
     if not m:
         return None
+    if m * system.n2 > DENSE_MAX_ENTRIES:
+        too_big = _product_over_limit(C, owners, kin.t)
+        if too_big is not None:
+            return too_big
     rank, sets = _dense_rank(C.toarray()) if m * system.n2 <= DENSE_MAX_ENTRIES else _sparse_rank(C)
     if rank == m:
         return None

@@ -2,6 +2,7 @@
 items named by the sparse path as by the dense one."""
 from __future__ import annotations
 
+import re
 import tracemalloc
 
 import pytest
@@ -81,3 +82,23 @@ def test_sparse_path_passes_the_independent_examples(monkeypatch):
     for case in ("slider_crank", "spherical_and_generic", "revolute_prismatic_testmodel", "coordinate_items"):
         system = load_model(load_json(CASES / case / "model.json")).system
         assert find_redundant(system, 0.0) is None, case
+
+
+def test_thousands_of_constraints_on_one_body_are_refused_before_the_product_is_formed():
+    """4,000 JointSphericals from the ground to one body: 12,000 rows on its 7 coordinates, C_q C_qᵀ
+    dense with 1.4e8 entries (2.3 GB, and as much again for its factors) within the item limits;
+    refused from C_q's pattern instead, with the items and the limit."""
+    n = 4000
+    doc = prismatic_chain(n)
+    doc["objects"][n + 1:] = [{"objectType": "JointSpherical", "markerNumbers": [0, 1], "name": f"hub{i}"}
+                              for i in range(n)]
+    system = load_model(doc).system
+    system.kinematics(0.0, system.q_init, system.v_init)
+    error, peak = _peak_bytes(system)
+    assert peak < 64e6, f"peak {peak / 1e6:.0f} MB"
+    assert error["code"] == "limit_exceeded"
+    # its 12,000 rows, and the body's Euler-parameter row where the column is one of its rotation's
+    assert re.match(r"1200[01] constraint equations of 400[01] items act on one coordinate", error["message"])
+    assert error["detail"]["items"][:2] == ["hub0", "hub1"]
+    result = multibody.simulate(doc)
+    assert result.status == "failed" and result.error["code"] == "limit_exceeded"
