@@ -24,10 +24,10 @@ import numpy as np
 
 from ..items import EXPLICIT_RULES
 from ..kernels import applied_forces, borrowed, jit, jit_inline, kinematics, work
-from .repeated_call import RepeatedCall
 from ..solution import Recorder
 from ..values import Results, SimulationCanceled
 from .generalized_alpha import SolverFailure
+from .repeated_call import RepeatedCall
 from .tableaus import TABLEAUS
 
 # return codes of run_explicit
