@@ -23,6 +23,7 @@ import numpy as np
 from ..kernels import (CONVERGED, GIVE_UP, RESTART, borrowed, compiled_matrix, eval_program, jit, jit_inline,
                        kinematics, motion_rows, newton_parameters, newton_rules, newton_update, residual,
                        rigid_mass_matrices, rigid_quadratic_velocity_jacobians, spring_jacobians, work)
+from .repeated_call import RepeatedCall
 
 # return codes of run_steps
 DONE, PAUSED, NEWTON_FAILED, NOT_FINITE, HAND_BACK = 0, 1, 2, 3, 4
@@ -65,22 +66,23 @@ def _assemble(A, t, model, kin, w, mass_factor, k_factor, d_factor, level_factor
     n2 = A.shape[0] - w.rg.shape[0]
     uf = (m.uf_code, m.uf_consts, m.uf_start, w.uf_x, w.uf_work)
     A[:] = 0.0
-    M = rigid_mass_matrices(fA, fGbar, b_frame, b_mass, b_com, b_inertia)
     nb = b_frame.shape[0]
-    if k_factor != 0.0 or d_factor != 0.0:
-        qv_q, qv_v = rigid_quadratic_velocity_jacobians(kin.theta, kin.theta_t, b_frame, b_cols, b_mass, b_com,
-                                                        b_inertia, kin.q, kin.v, n2)
-    else:
-        qv_q, qv_v = np.zeros((nb, 7, 7)), np.zeros((nb, 7, 7))
-    for k in range(nb):
-        for i in range(7):
-            r = b_cols[k, i]
-            if r >= n2:
-                continue
-            for j in range(7):
-                c = b_cols[k, j]
-                if c < n2:
-                    A[r, c] += M[k, i, j] * mass_factor - (k_factor * qv_q[k, i, j] + d_factor * qv_v[k, i, j])
+    if nb:  # no allocations without rigid bodies
+        M = rigid_mass_matrices(fA, fGbar, b_frame, b_mass, b_com, b_inertia)
+        if k_factor != 0.0 or d_factor != 0.0:
+            qv_q, qv_v = rigid_quadratic_velocity_jacobians(kin.theta, kin.theta_t, b_frame, b_cols, b_mass, b_com,
+                                                            b_inertia, kin.q, kin.v, n2)
+        else:
+            qv_q, qv_v = np.zeros((nb, 7, 7)), np.zeros((nb, 7, 7))
+        for k in range(nb):
+            for i in range(7):
+                r = b_cols[k, i]
+                if r >= n2:
+                    continue
+                for j in range(7):
+                    c = b_cols[k, j]
+                    if c < n2:
+                        A[r, c] += M[k, i, j] * mass_factor - (k_factor * qv_q[k, i, j] + d_factor * qv_v[k, i, j])
     for k in range(m.p_mass.shape[0]):  # mass points m I, planar rigid bodies diag(m, m, J)
         for i in range(3):
             A[m.p_cols[k, i], m.p_cols[k, i]] += m.p_mass[k, i] * mass_factor
@@ -95,7 +97,7 @@ def _assemble(A, t, model, kin, w, mass_factor, k_factor, d_factor, level_factor
                     c = mcols[s_m0[k], j] if j < 7 else mcols[s_m1[k], j - 7]
                     if c < n2:
                         A[r, c] += -(k_factor * dq[k, i, j] + d_factor * dv[k, i, j])
-    KD = np.empty((2, 3, 3))
+    KD = w.mats  # (2,3,3) scratch
     for k in range(m.c_m0.shape[0]):  # Cartesian spring-dampers: -Jdᵀ diag(k) Jd, Jd = [-J0, J1]
         if not m.c_active[k]:
             continue
@@ -253,8 +255,10 @@ def _lu_solve(A, piv, ptr, idx, val, x):
         x[i] = s / A[i, i]
 
 
-@jit
+@jit_inline
 def _factorize(fact, colmax, t, model, kin, w, method, h):
+    """The Newton matrix at t (_assemble) and its LU in fact. Inlined into _newton: a call passes every array
+    of the model's tuples (kernels.jit_inline), and _assemble's call is the one left."""
     beta, gamma, alpha_m, alpha_f, _, index2 = method
     c = (1.0 - alpha_f) / (1.0 - alpha_m)
     level = gamma / (beta * h) if index2 else 1.0
@@ -500,12 +504,12 @@ class CompiledLoop:
         t0, t_end = self.timing[0], self.timing[1]
         integ.poll(state.t, t0, t_end)  # a job canceled while queued stops before its first step
         max_steps = 16  # then as many as take about seconds_per_call
+        run = RepeatedCall(run_steps)  # the same arrays at every call
         while True:
             started, steps_before = time.perf_counter(), istate[N_STEPS]
             istate[ROWS] = 0
-            code = run_steps(self.system.model, self.kin, self.w, self.scratch, self.method, self.newton,
-                             self.max_iterations,
-                             self.timing, q, v, a, abar, lam, fstate, istate, self.fact, self.rows, max_steps)
+            code = run(self.system.model, self.kin, self.w, self.scratch, self.method, self.newton, self.max_iterations,
+                       self.timing, q, v, a, abar, lam, fstate, istate, self.fact, self.rows, max_steps)
             sensors.record_rows(self.rows[:istate[ROWS]])
             state.t, state.h, writer.next = float(fstate[T]), float(fstate[H]), float(fstate[WRITE_NEXT])
             state.step_index, state.n_steps, state.good_steps = (int(x) for x in istate[:3])

@@ -27,6 +27,7 @@ from ..kernels import applied_forces, borrowed, jit, jit_inline, kinematics, wor
 from ..solution import Recorder
 from ..values import Results, SimulationCanceled
 from .generalized_alpha import SolverFailure
+from .repeated_call import RepeatedCall
 from .tableaus import TABLEAUS
 
 # return codes of run_explicit
@@ -274,11 +275,12 @@ def solve_explicit(loaded, progress=None, cancel=None, seconds_per_call: float =
         kin, w = work(system.model, system.n2, 0)
         scratch = explicit_scratch(system.n2, len(c))
         max_steps = 16  # then as many as take about seconds_per_call
+        run = RepeatedCall(run_explicit)  # the same arrays at every call
         while True:
             call_started, steps_before = _time.perf_counter(), istate[N_STEPS]
             istate[ROWS] = 0
-            code = run_explicit(system.model, kin, w, scratch, *tableau, mass, fixed, config, q, v, fstate, istate,
-                                rows, max_steps)
+            code = run(system.model, kin, w, scratch, *tableau, mass, fixed, config, q, v, fstate, istate, rows,
+                       max_steps)
             sensors.record_rows(rows[:istate[ROWS]])
             if code == REJECTED:
                 raise SolverFailure("step_size", f"{solver_type} rejected the step at t = {fstate[T]:.6g} and "
