@@ -82,6 +82,32 @@ def planar_double_pendulum() -> dict:
     }
 
 
+def rolling_coin() -> dict:
+    """A coin tilted by 5° spinning about the vertical while it rolls on the plane z = 0 under gravity
+    (Exudyn's rollingCoinTest, larger; JointRollingDisc, issue 13), with consistent initial velocities:
+    the center moves with ω × p0 about the contact point, θ̇ = Gᵀω/4 (G = 2[-θv | θ0 I + θ̃v])."""
+    tilt, r, mass = math.radians(5.0), 0.3, 2.0
+    theta = np.array([math.cos(tilt / 2), 0.0, math.sin(tilt / 2), 0.0])
+    center, omega = np.array([r * math.sin(tilt), 0.0, r * math.cos(tilt)]), np.array([0.0, 0.0, 12.0])
+    t0, t1, t2, t3 = theta
+    G = 2 * np.array([[-t1, t0, -t3, t2], [-t2, t3, t0, -t1], [-t3, -t2, t1, t0]])
+    return {
+        "nodes": [{"nodeType": "RigidBodyEP", "referenceCoordinates": [*center, *theta],
+                   "initialVelocities": [*np.cross(omega, center), *(G.T @ omega / 4)]}],
+        "objects": [{"objectType": "Ground"},
+                    {"objectType": "RigidBody", "nodeNumber": 0, "mass": mass,
+                     "inertia": [0.5 * mass * r * r, 0.25 * mass * r * r, 0.25 * mass * r * r, 0, 0, 0]},
+                    {"objectType": "JointRollingDisc", "markerNumbers": [0, 1], "discRadius": r}],
+        "markers": [{"markerType": "BodyRigid", "bodyNumber": 0}, {"markerType": "BodyRigid", "bodyNumber": 1},
+                    {"markerType": "BodyMass", "bodyNumber": 1}],
+        "loads": [{"loadType": "MassProportional", "markerNumber": 2, "loadVector": [0, 0, -9.81]}],
+        "sensors": [{"sensorType": "Node", "nodeNumber": 0, "outputVariableType": "Position"}],
+        "simulationSettings": {"timeIntegration": {"endTime": 2.0, "numberOfSteps": 2000},
+                               "solution": {"sensors": {"writePeriod": 0.01}}},
+        "solve": {"type": "Dynamic", "solverType": "GeneralizedAlpha"},
+    }
+
+
 CARTESIAN = {"objectType": "ConnectorCartesianSpringDamper", "stiffness": [500.0, 500.0, 500.0],
              "damping": [2.0, 2.0, 2.0], "offset": [1.0, 0, 0]}
 SPRING = {"objectType": "ConnectorSpringDamper", "stiffness": 500.0, "damping": 2.0, "referenceLength": 1.0}
@@ -108,6 +134,7 @@ MODELS = {  # name: model document, or a function making one
     "user_function_load": user_function_load,
     "slider_crank": CASES / "slider_crank" / "model.json",
     "planar_double_pendulum": planar_double_pendulum,
+    "rolling_coin": rolling_coin,
     "chain_1": EXAMPLES / "chain_1" / "model.json",
     "chain_10": EXAMPLES / "chain_10" / "model.json",
     "chain_50": EXAMPLES / "chain_50" / "model.json",

@@ -154,6 +154,9 @@ class Model(NamedTuple):
     s_uf: np.ndarray
     c_uf: np.ndarray
     cs_uf: np.ndarray
+    # the λ rows of velocity-level constraints (rolling discs, velocityLevel coordinate constraints):
+    # their initial-acceleration rows are 0, as in Exudyn, which leaves out their ∂g/∂q q̇ there
+    ae_velocity: np.ndarray  # (nae,) bool
     # item types with kernels of their own (ItemKernels): one data tuple per such type of the registry
     x_constraints: tuple
     x_forces: tuple

@@ -204,7 +204,7 @@ class System:
             l_uf=np.array([uf.of("loads", i) for idx, _, _, _ in lg.values() for i in idx], i64),
             s_uf=np.array([uf.of("objects", i) for i in springs.objects], i64),
             c_uf=np.array([uf.of("objects", i) for i in cartesian.objects], i64),
-            cs_uf=np.array([uf.of("objects", i) for i in cspring.objects], i64))
+            cs_uf=np.array([uf.of("objects", i) for i in cspring.objects], i64), ae_velocity=self.velocity_rows())
         # C-contiguous, int64 indices, float values throughout: one compiled signature for every model
         dtype = {"i": np.int64, "b": bool, "f": float}
         fields = {name: np.ascontiguousarray(x, dtype[np.asarray(x).dtype.kind]) for name, x in fields.items()}
@@ -213,6 +213,14 @@ class System:
         for role, groups in (("constraint", self.constraints), ("force", self.forces)):
             fields[f"x_{role}s"] = tuple(group(t.group, groups).data for t in compiled if t.role == role)
         return K.Model(**fields)
+
+    def velocity_rows(self) -> np.ndarray:
+        """(nae,) bool: the λ rows of velocity-level constraints, motions aside."""
+        rows = np.zeros(self.nae, bool)
+        for g in self.constraints:
+            if g is not self.motions:
+                rows[g.ae[np.broadcast_to(g.row_levels, g.ae.shape) == 1]] = True
+        return rows
 
     def marker_frame(self, m: int) -> int:
         mk = self.loaded.document.markers[m]

@@ -348,8 +348,8 @@ def _predict(h, q, v, a, abar, qn, vn, an, lam, ahat, newmark, cq, cv, bh2, hg):
 @jit
 def initial_accelerations(model, t, q, v, fact, x):
     """x = [q̈; λ] from [[M, C_qᵀ], [C_q, 0]] x = [f; -d/dt(C_q v)] as Integrator.initial_accelerations
-    (d/dt by central differences along v, the same steps; the motions' rows by their laws' exact time
-    derivatives, Motions.rate_residual). Returns DONE, NEWTON_FAILED if the matrix is singular, or
+    (d/dt by central differences along v, the same steps; 0 for velocity-level constraints, as Exudyn;
+    the motions' rows by their laws' exact time derivatives, Motions.rate_residual). Returns DONE, NEWTON_FAILED if the matrix is singular, or
     HAND_BACK if a motion's law is undefined (the Python path reports it)."""
     n2, nae = q.shape[0], x.shape[0] - q.shape[0]
     kin, w = work(model, n2, nae)
@@ -376,7 +376,7 @@ def initial_accelerations(model, t, q, v, fact, x):
     for i in range(n2):
         x[i] = -w.rq[i]
     for i in range(nae):
-        x[n2 + i] = -((g_plus[i] - g_minus[i]) / (2 * eps))
+        x[n2 + i] = 0.0 if model.ae_velocity[i] else -((g_plus[i] - g_minus[i]) / (2 * eps))
     for k in range(model.mo_m0.shape[0]):
         x[n2 + model.mo_ae[k]] = -w.mo_g[k]
     _lu_solve(A, piv, ptr, idx, val, x)

@@ -150,7 +150,8 @@ class Integrator:
 
     # ------------------------------------------------------------------------ start
     def initial_accelerations(self, t, q, v):
-        """[[M, C_qᵀ], [C_q, 0]] [a; λ] = [f; -d/dt(φ) with a = 0], φ the velocity-level constraints."""
+        """[[M, C_qᵀ], [C_q, 0]] [a; λ] = [f; -d/dt(φ) with a = 0], φ the velocity forms of the constraints
+        (velocity-level constraints: 0, as in Exudyn)."""
         s = self.s
         kin = s.kinematics(t, q, v)
         ev = s.constraint_values(kin, True)
@@ -165,8 +166,10 @@ class Integrator:
         phi_p = self._phi(t + eps, q + eps * v, v)
         phi_m = self._phi(t - eps, q - eps * v, v)
         for (g, gp, _), (_, gm, _), (_, g0, _) in zip(phi_p, phi_m, [e for e in ev if e[0] is not s.motions]):
-            # acceleration-level rows evaluated with a = 0 are (their a-free part) - prescribed
-            rate = np.where(np.broadcast_to(g.row_levels, g.ae.shape) == 2, g0, (gp - gm) / (2 * eps))
+            # acceleration-level rows evaluated with a = 0 are (their a-free part) - prescribed;
+            # velocity-level rows keep ∂g/∂q̇ q̈ only (Exudyn leaves out their ∂g/∂q q̇ and ∂g/∂t)
+            levels = np.broadcast_to(g.row_levels, g.ae.shape)
+            rate = np.where(levels == 2, g0, np.where(levels == 1, 0.0, (gp - gm) / (2 * eps)))
             rhs_g[g.ae] = -np.where(g.active[:, None], rate, 0.0)
         rhs_g[s.motions.ae] = -s.motions.rate_residual(kin)  # the laws' time derivatives exactly
         x = fact.solve(np.concatenate([f, rhs_g]))

@@ -19,6 +19,7 @@ import multibody
 from multibody.model import load_model
 from multibody.solvers.generalized_alpha import solve_dynamic
 from multibody.values import ModelInvalid
+from tests.multibody import test_planar
 from tests.multibody.test_planar import assert_exudyns_sensors, with_sensors
 
 G, L, MASS = 9.81, 0.8, 0.5
@@ -216,16 +217,7 @@ SCHEMES = [pytest.param(False, True, id="index3"), pytest.param(True, False, id=
 
 def solved_both_ways(index2: bool, rigid_body: bool, relative_tolerance: float | None = None):
     """(mbserve's results, Exudyn's system solved) of exudyn_rods in the scheme."""
-    from mbserve.exudyn import export
-    mbs, settings = exudyn_rods(rigid_body)
-    settings.timeIntegration.generalizedAlpha.useIndex2Constraints = index2
-    settings.timeIntegration.generalizedAlpha.useNewmark = index2  # index 2 needs Newmark (Exudyn)
-    if relative_tolerance is not None:
-        settings.timeIntegration.newton.relativeTolerance = relative_tolerance
-    ours = multibody.simulate(export(mbs, settings))
-    assert ours.status == "succeeded", ours.error
-    exu.SolveDynamic(mbs, settings, storeSolver=True)
-    return ours, mbs
+    return test_planar.solved_both_ways(*exudyn_rods(rigid_body), index2, relative_tolerance)
 
 
 @pytest.mark.parametrize("index2,rigid_body", SCHEMES)

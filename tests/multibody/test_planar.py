@@ -322,6 +322,20 @@ def test_planar_mechanism_gives_exudyns_sensors(build):
     assert_exudyns_sensors(ours, mbs)
 
 
+def solved_both_ways(mbs, settings, index2: bool, relative_tolerance: float | None = None):
+    """(mbserve's results of mbs exported, mbs solved by Exudyn) in one scheme: index 2 with Newmark
+    (Exudyn's index 2 needs it) or index 3; Newton's relative tolerance if given."""
+    from mbserve.exudyn import export
+    settings.timeIntegration.generalizedAlpha.useIndex2Constraints = index2
+    settings.timeIntegration.generalizedAlpha.useNewmark = index2
+    if relative_tolerance is not None:
+        settings.timeIntegration.newton.relativeTolerance = relative_tolerance
+    ours = multibody.simulate(export(mbs, settings))
+    assert ours.status == "succeeded", ours.error
+    exu.SolveDynamic(mbs, settings, storeSolver=True)
+    return ours, mbs
+
+
 def assert_exudyns_sensors(ours, mbs) -> None:
     """mbserve's sensors are those Exudyn stored in mbs, in order: with the same scheme, steps and
     Newton iterations Exudyn's solution to round-off (accelerations and multipliers, the unknowns
