@@ -109,9 +109,8 @@ class RollingDiscJoints(CompiledConstraints):
         super().__init__(system)
         m0, m1, self.cols = self.markers()
         self.rows(3, levels=1)
-        vectors = lambda name: np.array([getattr(o, name) for o in self.items], float).reshape(-1, 3)  # noqa: E731
         self.data = RollingDiscData(self.cols, self.ae, self.row_levels, self.active, m0, m1, self.param("discRadius"),
-                                    vectors("discAxis"), vectors("planeNormal"))
+                                    self.param("discAxis").reshape(-1, 3), self.param("planeNormal").reshape(-1, 3))
 
     def output(self, kin, k: int, var: str, lam: np.ndarray, motion_force: np.ndarray):
         """Over sensor rows (kin's leading axis): lam (rows, 3) this joint's multipliers."""

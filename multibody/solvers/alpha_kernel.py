@@ -349,8 +349,9 @@ def _predict(h, q, v, a, abar, qn, vn, an, lam, ahat, newmark, cq, cv, bh2, hg):
 def initial_accelerations(model, t, q, v, fact, x):
     """x = [q̈; λ] from [[M, C_qᵀ], [C_q, 0]] x = [f; -d/dt(C_q v)] as Integrator.initial_accelerations
     (d/dt by central differences along v, the same steps; 0 for velocity-level constraints, as Exudyn;
-    the motions' rows by their laws' exact time derivatives, Motions.rate_residual). Returns DONE, NEWTON_FAILED if the matrix is singular, or
-    HAND_BACK if a motion's law is undefined (the Python path reports it)."""
+    the motions' rows by their laws' exact time derivatives, Motions.rate_residual). Returns DONE,
+    NEWTON_FAILED if the matrix is singular, or HAND_BACK if a motion's law is undefined (the Python
+    path reports it)."""
     n2, nae = q.shape[0], x.shape[0] - q.shape[0]
     kin, w = work(model, n2, nae)
     zero_a, zero_lam = np.zeros(n2), np.zeros(nae)
