@@ -11,7 +11,7 @@ big results from PostgreSQL.
   API's RSS before and after, and the median of other requests (GET status) idle and during 20
   concurrent downloads.
 
-    python bench/bench_service.py [--runs 20] [--jobs 40] [--big-steps 200000] [--big-only]
+    python bench/bench_service.py [--runs 20] [--jobs 40] [--big-steps 400000] [--big-only]
 
 (--big-only: the distributed setup's big results alone.)
 """
@@ -186,7 +186,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--jobs", type=int, default=40)
-    parser.add_argument("--big-steps", type=int, default=200000, help="steps of the big-results job (0: skip)")
+    parser.add_argument("--big-steps", type=int, default=400000,
+                        help="steps of the big-results job (0: skip); 400000: a ~120 MB document")
     parser.add_argument("--big-only", action="store_true", help="only the big results (distributed)")
     args = parser.parse_args()
     os.chdir(ROOT)

@@ -5,7 +5,9 @@
 - wake-ups instead of polling: a producer sends a datagram to the consumer's abstract unix
   socket (transport option `wake_address`) after each message, and the consumer waits on that
   socket between polls, so a message is taken within a fraction of a millisecond instead of up
-  to `polling_interval` later (now only the fallback for a lost datagram);
+  to `polling_interval` later (now only the fallback for a lost datagram); an ack sends one too,
+  as a consumer whose prefetch slots were all taken waits on the socket, and messages sent
+  meanwhile would otherwise wait for the poll (the last jobs of a burst: up to 1 s each);
 - queues consumed in priority order on request (`queue_order_strategy`), as Redis' are.
 """
 import os
@@ -42,6 +44,12 @@ class Channel(filesystem.Channel):
         os.rename(tmp, os.path.join(self.data_folder_out, name))
         if self.transport_options.get("wake_address"):
             send_datagram(self.transport_options["wake_address"], b"m")
+
+
+    def basic_ack(self, delivery_tag, multiple=False):
+        super().basic_ack(delivery_tag, multiple)
+        if self.transport_options.get("wake_address"):  # a prefetch slot is free: take the next message now
+            send_datagram(self.transport_options["wake_address"], b"a")
 
 
 class Transport(filesystem.Transport):

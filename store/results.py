@@ -21,36 +21,75 @@ from pathlib import Path
 from typing import IO
 
 import numpy as np
-from sqlalchemy import insert, select
+from sqlalchemy import ARRAY, Integer, LargeBinary, func, insert, literal, select, true
 from sqlalchemy.orm import Session
 
 from .config import Settings
 from .formats import CHUNK_BYTES, Memory, Source, chunk_rows, split
-from .models import Result, ResultChunk
+from .models import Result, ResultChunk, utcnow
+
+
+ONE_STATEMENT_CHUNKS = 16  # chunks of a result stored in the finish's one statement (store.jobs.finish)
 
 
 @dataclass
 class Prepared:
-    """A job's results, ready to be stored by `add` in the job's finish transaction."""
+    """A job's results, ready to be stored in the job's finish transaction (store.jobs.finish):
+    by `add` in a transaction, or as statements after the job's UPDATE (`insert_after`)."""
     result: Result
     arrays: list[np.ndarray]
 
-    def add(self, session: Session) -> None:
-        session.add(self.result)
+    def _row(self) -> dict:
+        r = self.result
+        return dict(job_id=r.job_id, head=r.head, sensors=r.sensors, storage=r.storage, path=r.path,
+                    created_at=utcnow())  # a column default is not applied in a CTE (insert_after)
+
+    def _chunks(self):
+        """The rows of result_chunks ("db" storage only): `sensor` is the array's index (solution included)."""
         if self.result.storage != "db":
             return
-        session.flush()
-        batch = []
-        for i, data in enumerate(self.arrays):  # `sensor` is the array's index (solution included)
+        for i, data in enumerate(self.arrays):
             step = chunk_rows(data.shape[1])
             for seq, start in enumerate(range(0, data.shape[0], step)):
-                batch.append({"job_id": self.result.job_id, "sensor": i, "seq": seq,
-                              "data": data[start:start + step].tobytes()})
-                if len(batch) == 16:  # bounded memory for big results
-                    session.execute(insert(ResultChunk), batch)
-                    batch = []
+                yield {"job_id": self.result.job_id, "sensor": i, "seq": seq, "data": data[start:start + step].tobytes()}
+
+    @property
+    def fits_one_statement(self) -> bool:
+        if self.result.storage != "db":
+            return True
+        return sum(-(-a.shape[0] // chunk_rows(a.shape[1])) for a in self.arrays) <= ONE_STATEMENT_CHUNKS
+
+    def add(self, session: Session) -> None:
+        session.execute(insert(Result).values(**self._row()))
+        batch = []
+        for chunk in self._chunks():
+            batch.append(chunk)
+            if len(batch) == ONE_STATEMENT_CHUNKS:  # bounded memory for big results
+                session.execute(insert(ResultChunk), batch)
+                batch = []
         if batch:
             session.execute(insert(ResultChunk), batch)
+
+    def insert_after(self, done) -> list:
+        """PostgreSQL: the INSERTs of the results row and its chunks as data-modifying statements
+        that take the job id from the CTE `done` (the job's UPDATE ... RETURNING id): nothing is
+        stored when the job was no longer ours."""
+        row = self._row()
+        cols = Result.__table__.c
+        names = ("head", "sensors", "storage", "path", "created_at")
+        head = [done.c.id] + [literal(row[k], cols[k].type) for k in names]
+        parts = [insert(Result).from_select(["job_id", *names],
+                                            select(*head).select_from(done))]
+        chunks = list(self._chunks())
+        if chunks:
+            rows = func.unnest(literal([c["sensor"] for c in chunks], ARRAY(Integer)),
+                               literal([c["seq"] for c in chunks], ARRAY(Integer)),
+                               literal([c["data"] for c in chunks], ARRAY(LargeBinary))
+                               ).table_valued("sensor", "seq", "data").render_derived(name="chunk")
+            parts.append(insert(ResultChunk).from_select(
+                ["job_id", "sensor", "seq", "data"],
+                select(done.c.id, rows.c.sensor, rows.c.seq, rows.c.data).select_from(done).join(rows, true())))
+        return parts
 
     def discard(self, settings: Settings) -> None:
         """Remove our file when the job was not ours to finish after all."""

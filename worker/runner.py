@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -18,34 +19,87 @@ from multibody.model import LoadedModel, load_model
 from multibody.solvers import run
 from store import design, jobs, queue, sweeps
 from store.config import Settings
-from store.db import get_sessionmaker
+from store.db import get_autocommit, get_sessionmaker
 from store.models import Job, Model, Sweep
 from store.results import prepare, remove_other_attempts
 
 log = logging.getLogger(__name__)
 
 
-class _Watch(threading.Thread):
-    """Writes progress and extends the lease every `progress_seconds`; notices a cancel (or a
-    takeover) because the heartbeat then no longer matches our token."""
+class _Watch:
+    """A running job's heartbeat: this process's heartbeat thread (_Heartbeats) writes its
+    progress and extends its lease every `progress_seconds` from start() to stop(), and sets
+    `lost` once the heartbeat no longer matches our token (canceled, or taken over)."""
 
     def __init__(self, settings: Settings, job_id: str, token: str):
-        super().__init__(daemon=True, name=f"heartbeat-{job_id}")
         self.settings, self.job_id, self.token = settings, job_id, token
         self.progress = 0.0
         self.lost = threading.Event()
-        self.done = threading.Event()
+        self.due = 0.0
+
+    def start(self) -> None:
+        self.due = time.monotonic() + self.settings.progress_seconds
+        heartbeats().watch(self)
+
+    def stop(self) -> None:
+        heartbeats().release(self)
+
+    def beat(self, session) -> bool:
+        return jobs.heartbeat(session, self.settings, self.job_id, self.token, self.progress)
+
+
+class _Heartbeats(threading.Thread):
+    """One thread per worker process beats for its running jobs (one; a few in tests): a thread
+    started and joined per job cost ~3 ms of a small job on a loaded machine. A beat still
+    under way when its job finishes matches nothing (the job is no longer running)."""
+
+    def __init__(self):
+        super().__init__(daemon=True, name="heartbeats")
+        self.pid = os.getpid()
+        self.lock = threading.Lock()
+        self.watches: set[_Watch] = set()
+        self.wake = threading.Event()
+
+    def watch(self, watch: _Watch) -> None:
+        with self.lock:
+            self.watches.add(watch)
+        self.wake.set()
+
+    def release(self, watch: _Watch) -> None:
+        with self.lock:
+            self.watches.discard(watch)
 
     def run(self) -> None:
-        Session = get_sessionmaker(self.settings.database)
-        while not self.done.wait(self.settings.progress_seconds):
-            try:
-                with Session() as session:
-                    if not jobs.heartbeat(session, self.settings, self.job_id, self.token, self.progress):
-                        self.lost.set()
-                        return
-            except Exception as exc:  # database hiccup: the lease has slack for a few misses
-                log.warning("heartbeat of job %s failed: %s", self.job_id, exc)
+        while True:
+            self.wake.clear()
+            with self.lock:
+                watches = list(self.watches)
+            for watch in watches:
+                if watch.due <= time.monotonic():
+                    self._beat(watch)
+            self.wake.wait(min((w.due for w in watches), default=time.monotonic() + 3600) - time.monotonic())
+
+    @staticmethod
+    def _beat(watch: _Watch) -> None:
+        try:
+            with get_sessionmaker(watch.settings.database)() as session:
+                if not watch.beat(session):
+                    watch.lost.set()
+        except Exception as exc:  # database hiccup: the lease has slack for a few misses
+            log.warning("heartbeat of job %s failed: %s", watch.job_id, exc)
+        watch.due = time.monotonic() + watch.settings.progress_seconds
+
+
+_HEARTBEATS: _Heartbeats | None = None
+
+
+def heartbeats() -> _Heartbeats:
+    """This process's heartbeat thread (a pool process forked from one that had a thread has none)."""
+    global _HEARTBEATS
+    if _HEARTBEATS is None or _HEARTBEATS.pid != os.getpid():
+        _HEARTBEATS = _Heartbeats()
+        _HEARTBEATS.start()
+    return _HEARTBEATS
 
 
 class _LoadedModels:
@@ -76,12 +130,11 @@ def execute(settings: Settings, job_id: str, outputs: list[design.Output] | None
     """Returns what happened: the final status, 'skipped' when the job was not ours to run, or
     'abandoned' when it was canceled or taken over while it ran. With `outputs` (a sweep
     variation), their values are stored with the result."""
-    Session = get_sessionmaker(settings.database)
-    with Session() as session:
+    with get_autocommit(settings.database)() as session:  # the claim: one statement, one round trip
         claimed = jobs.claim(session, settings, job_id)
-        if claimed is None:
-            return "skipped"
-        job, token = claimed
+    if claimed is None:
+        return "skipped"
+    job, token = claimed
 
     watch = _Watch(settings, job_id, token)
     deadline = time.monotonic() + settings.job_time_limit
@@ -98,7 +151,7 @@ def execute(settings: Settings, job_id: str, outputs: list[design.Output] | None
     watch.start()
     error = prepared = reduced = None
     try:
-        with Session() as session:
+        with get_autocommit(settings.database)() as session:  # used only when the model is not loaded yet
             loaded = LOADED.get(session, job)
         results = run(loaded, progress=progress, cancel=cancel)
         size = sum(s.data.nbytes for s in results.sensors.values()) \
@@ -135,12 +188,9 @@ def execute(settings: Settings, job_id: str, outputs: list[design.Output] | None
         status, error = "failed", {"code": "internal_error", "message": f"{type(exc).__name__}: {exc}",
                                    "detail": []}
     finally:
-        watch.done.set()
-        watch.join()
+        watch.stop()
 
-    with Session() as session:
-        stored = jobs.finish(session, settings, job_id, token, status, error=error, results=prepared,
-                             sweep_outputs=reduced)
+    stored = jobs.finish(settings, job_id, token, status, error=error, results=prepared, sweep_outputs=reduced)
     if stored:
         if job.attempts > 1:  # earlier attempts may have left a file
             remove_other_attempts(settings, job_id, prepared.result.path if prepared else None)

@@ -36,7 +36,7 @@ def stored(settings, job_id: str, results: Results) -> Result:
         session.flush()
         session.add(Job(id=job_id, owner="o", model_id="m" + job_id, status="running", lease_token="token"))
         session.commit()
-        assert jobs.finish(session, settings, job_id, "token", "succeeded", results=prepared)
+    assert jobs.finish(settings, job_id, "token", "succeeded", results=prepared)
     with Session() as session:
         return session.get(Result, job_id)
 

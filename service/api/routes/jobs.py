@@ -56,7 +56,8 @@ def create_job(body: JobCreate, response: Response, session: SessionDep, setting
                idempotency_key: Annotated[str | None, Header(pattern=KEY_PATTERN)] = None):
     check_json(body.model, settings, "model")
     check_json(body.simulationSettings, settings, "simulationSettings")
-    request_hash = hashlib.sha256(body.model_dump_json().encode()).hexdigest()
+    # only a retried request is compared with its first (a mini model's dump and hash: ~0.3 ms)
+    request_hash = hashlib.sha256(body.model_dump_json().encode()).hexdigest() if idempotency_key is not None else None
     if idempotency_key is not None:
         earlier = session.scalar(select(Job).where(Job.owner == owner, Job.idempotency_key == idempotency_key))
         if earlier is not None:
@@ -108,14 +109,20 @@ def list_jobs(request: Request, session: SessionDep, settings: SettingsDep, owne
             "nextCursor": rows[limit - 1].id if len(rows) > limit else None}
 
 
-def _status_now(settings, owner: str, job_id: str) -> dict:
-    """One query (the job and its result's head), outside a transaction: the long poll's read."""
+def _with_result(settings, owner: str, job_id: str, result):
+    """(job, `result`: its Result or one of its columns, None before it has one): one query,
+    outside a transaction."""
     with get_autocommit(settings.database)() as session:
-        row = session.execute(select(Job, Result.head).outerjoin(Result, Result.job_id == Job.id).where(
+        row = session.execute(select(Job, result).outerjoin(Result, Result.job_id == Job.id).where(
             Job.id == checked_id("job", job_id), Job.owner == owner)).one_or_none()
     if row is None:
         raise not_found("job", job_id)
-    job, head = row
+    return row
+
+
+def _status_now(settings, owner: str, job_id: str) -> dict:
+    """The long poll's read: the job and its result's head."""
+    job, head = _with_result(settings, owner, job_id, Result.head)
     doc = status_document(job)
     if head is not None and "solution" in head:  # stored: GET /v1/jobs/{id}/solution
         doc["links"]["solution"] = f"/v1/jobs/{job.id}/solution"
@@ -180,13 +187,13 @@ def cancel_job(job_id: str, session: SessionDep, settings: SettingsDep, owner: O
     return status_document(job)
 
 
-def finished_result(session, owner: str, job_id: str) -> tuple[Job, Result | None, dict]:
-    job = owned_job(session, owner, job_id)
+def finished_result(settings, owner: str, job_id: str) -> tuple[Job, Result | None, dict]:
+    """A download's first read: the job and its result."""
+    job, result = _with_result(settings, owner, job_id, Result)
     if job.status in ("queued", "running"):
         raise ApiError(409, "job_not_finished", f"job {job_id} is {job.status}; results come when it has finished")
     if job.status == "canceled":
         raise ApiError(409, "job_canceled", f"job {job_id} was canceled and has no results")
-    result = session.get(Result, job_id)
     if result is None:  # failed before the core produced results (time limit, worker lost, ...)
         return job, None, {"status": "failed", "warnings": [], "solver": {}, "error": job.error}
     return job, result, result.head
@@ -194,9 +201,9 @@ def finished_result(session, owner: str, job_id: str) -> tuple[Job, Result | Non
 
 @router.get("/{job_id}/results", responses={200: {"content": {"application/json": {}},
                                                    "description": "the results document (SPEC section 4)"}})
-def get_results(job_id: str, session: SessionDep, settings: SettingsDep, owner: OwnerDep,
+def get_results(job_id: str, settings: SettingsDep, owner: OwnerDep,
                 data: Annotated[bool, Query(description="false: each sensor's `rows` (a count) instead of its `data`")] = True):
-    _, result, head = finished_result(session, owner, job_id)
+    _, result, head = finished_result(settings, owner, job_id)
     if not data:  # the head and the sensors' metadata, from the database alone
         return {**{k: head[k] for k in HEAD_KEYS if k in head},
                 "sensors": {s["name"]: {**{k: s[k] for k in META_KEYS}, "rows": s["rows"]}
@@ -208,9 +215,9 @@ def get_results(job_id: str, session: SessionDep, settings: SettingsDep, owner: 
 
 
 @router.get("/{job_id}/sensors/{sensor}", responses={200: {"content": {"application/json": {}, "text/csv": {}}}})
-def get_sensor(job_id: str, sensor: str, session: SessionDep, settings: SettingsDep, owner: OwnerDep,
+def get_sensor(job_id: str, sensor: str, settings: SettingsDep, owner: OwnerDep,
                format: Literal["json", "csv"] = "json"):
-    job, result, _ = finished_result(session, owner, job_id)
+    job, result, _ = finished_result(settings, owner, job_id)
     found = next((s for s in (result.sensors if result else []) if s["name"] == sensor), None)
     if found is None:
         raise not_found("sensor", sensor)

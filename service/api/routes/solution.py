@@ -10,7 +10,7 @@ from store.results import open_source
 from ...downloads import response as download
 from ...errors import ApiError
 from ...schemas import ERRORS
-from ..deps import OwnerDep, SessionDep, SettingsDep
+from ..deps import OwnerDep, SettingsDep
 from .jobs import finished_result
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"], responses=ERRORS)
@@ -18,9 +18,9 @@ router = APIRouter(prefix="/v1/jobs", tags=["jobs"], responses=ERRORS)
 
 @router.get("/{job_id}/solution", responses={200: {"content": {"application/json": {}, "text/csv": {}},
                                                     "description": "the system coordinates at each written time"}})
-def get_solution(job_id: str, session: SessionDep, settings: SettingsDep, owner: OwnerDep,
+def get_solution(job_id: str, settings: SettingsDep, owner: OwnerDep,
                  format: Literal["json", "csv"] = "json"):
-    job, result, head = finished_result(session, owner, job_id)
+    job, result, head = finished_result(settings, owner, job_id)
     meta = head.get("solution")
     if result is None or meta is None:
         raise ApiError(404, "not_found", f"job {job_id} has no stored solution; ask for one with "
