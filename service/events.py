@@ -8,13 +8,14 @@ from collections import defaultdict
 from contextlib import contextmanager
 
 from store.config import Settings
+from store.jobs import FINISHED
 from store.notify import Listener
 
 
 class JobWaiters:
     def __init__(self, settings: Settings):
         self.lock = threading.Lock()
-        self.waiting: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = defaultdict(set)
+        self.waiting: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Event, bool]]] = defaultdict(set)
         self.settings = settings
         self.listener: Listener | None = None
         self.lifespans = 0
@@ -35,17 +36,20 @@ class JobWaiters:
         if listener:
             listener.stop()
 
-    def changed(self, job_id: str) -> None:  # the listener's thread
+    def changed(self, job_id: str, status: str | None) -> None:  # the listener's thread
         with self.lock:
             waiters = list(self.waiting.get(job_id, ()))
-        for loop, event in waiters:
-            loop.call_soon_threadsafe(event.set)
+        for loop, event, final_only in waiters:
+            if not (final_only and status is not None and status not in FINISHED):
+                loop.call_soon_threadsafe(event.set)
 
     @contextmanager
-    def watch(self, job_id: str):
-        """An asyncio.Event set whenever the job changes; register before reading the job, so
-        that no change between the read and the wait is missed."""
-        entry = (asyncio.get_running_loop(), asyncio.Event())
+    def watch(self, job_id: str, final_only: bool = False):
+        """An asyncio.Event set whenever the job changes (`final_only`: when it may have finished:
+        a long poll reads the job again only then, not after its claim or each heartbeat);
+        register before reading the job, so that no change between the read and the wait is
+        missed."""
+        entry = (asyncio.get_running_loop(), asyncio.Event(), final_only)
         with self.lock:
             self.waiting[job_id].add(entry)
         try:

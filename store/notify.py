@@ -1,13 +1,15 @@
 """Job-change notifications from the worker to the API (long poll and server-sent events).
 
-- PostgreSQL: `pg_notify('mbserve_jobs', <job id>)` as a RETURNING column of the worker's own
+- PostgreSQL: `pg_notify('mbserve_jobs', '<job id> <status>')` as a RETURNING column of the worker's own
   UPDATE (no extra round trip; delivered at its commit, so a listener never sees a change
   before it is readable) and LISTEN in the API;
 - SQLite (the embedded setup): a datagram to a Linux abstract unix socket named after the data
   directory, which the API binds.
 
-A notification only says "job X changed": the listener re-reads the job. A lost one costs a
-delay, never a wrong answer, as waiters also re-read the job every `RECHECK_SECONDS`.
+A notification only says "job X changed" (and, where the sender knows it, to which status): the
+listener re-reads the job, or a long poll skips the read while the job is still unfinished. A
+lost one costs a delay, never a wrong answer, as waiters also re-read the job every
+`RECHECK_SECONDS`.
 """
 from __future__ import annotations
 
@@ -31,9 +33,11 @@ def postgres(settings: Settings) -> bool:
     return settings.database.startswith("postgresql")
 
 
-def pg_notify(job_id_column):
-    """A column expression that queues the notification for the row's job (PostgreSQL)."""
-    return func.pg_notify(CHANNEL, job_id_column)
+def pg_notify(job_id_column, status_column=None):
+    """A column expression that queues the notification for the row's job (PostgreSQL), with
+    the status the change left when `status_column` is given."""
+    return func.pg_notify(CHANNEL, job_id_column if status_column is None else
+                          job_id_column.concat(" ").concat(status_column))
 
 
 def socket_address(settings: Settings, role: str) -> str:
@@ -52,15 +56,16 @@ def send_datagram(address: str, payload: bytes) -> None:
         pass
 
 
-def after_commit(settings: Settings, job_id: str) -> None:
+def after_commit(settings: Settings, job_id: str, status: str | None = None) -> None:
     if not postgres(settings):
-        send_datagram(socket_address(settings, "jobs"), job_id.encode())
+        send_datagram(socket_address(settings, "jobs"), (job_id if status is None else f"{job_id} {status}").encode())
 
 
 class Listener(threading.Thread):
-    """Calls `changed(job_id)` for every notification, until stop(); reconnects after errors."""
+    """Calls `changed(job_id, status or None)` for every notification, until stop(); reconnects
+    after errors."""
 
-    def __init__(self, settings: Settings, changed: Callable[[str], None]):
+    def __init__(self, settings: Settings, changed: Callable[[str, str | None], None]):
         super().__init__(daemon=True, name="job-notifications")
         self.settings, self.changed = settings, changed
         self.stopping = threading.Event()
@@ -87,7 +92,7 @@ class Listener(threading.Thread):
             conn.execute(f"LISTEN {CHANNEL}")
             while not self.stopping.is_set():
                 for note in conn.notifies(timeout=0.5):
-                    self.changed(note.payload)
+                    self._changed(note.payload)
 
     def _listen_socket(self) -> None:
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
@@ -99,4 +104,8 @@ class Listener(threading.Thread):
                 except TimeoutError:
                     continue
                 if job_id:
-                    self.changed(job_id)
+                    self._changed(job_id)
+
+    def _changed(self, payload: str) -> None:
+        job_id, _, status = payload.partition(" ")
+        self.changed(job_id, status or None)

@@ -51,9 +51,15 @@ def _accepted(response: Response, job: Job) -> dict:
 
 
 @router.post("", status_code=202, response_model=JobStatus, dependencies=[RateLimited])
-def create_job(body: JobCreate, response: Response, session: SessionDep, settings: SettingsDep,
-               owner: OwnerDep, gone: ClientGone,
+def create_job(body: JobCreate, response: Response, settings: SettingsDep, owner: OwnerDep, gone: ClientGone,
                idempotency_key: Annotated[str | None, Header(pattern=KEY_PATTERN)] = None):
+    # a session of its own, not SessionDep: a plain `def` dependency's setup and teardown would
+    # be two more thread hops of the job's round trip
+    with get_sessionmaker(settings.database)() as session:
+        return _create_job(session, body, response, settings, owner, gone, idempotency_key)
+
+
+def _create_job(session, body: JobCreate, response: Response, settings, owner: str, gone, idempotency_key: str | None):
     check_json(body.model, settings, "model")
     check_json(body.simulationSettings, settings, "simulationSettings")
     # only a retried request is compared with its first (a mini model's dump and hash: ~0.3 ms)
@@ -80,12 +86,13 @@ def create_job(body: JobCreate, response: Response, session: SessionDep, setting
         if overrides:
             validated(doc, settings, "", gone)
     try:
-        job = jobs.create_job(session, owner, model.id, overrides, idempotency_key, request_hash)
+        job = jobs.create_job(session, owner, model.id, overrides, idempotency_key, request_hash, durable=False)
     except IntegrityError:  # the same Idempotency-Key raced us
         session.rollback()
         earlier = session.scalar(select(Job).where(Job.owner == owner, Job.idempotency_key == idempotency_key))
         return _same_request(earlier, request_hash, response)
     queue.dispatch(settings, session, [job.id])
+    jobs.make_durable(settings, job.id)  # before the client hears of the job; meanwhile a worker may start it
     return _accepted(response, job)
 
 
@@ -129,12 +136,13 @@ def _status_now(settings, owner: str, job_id: str) -> dict:
     return doc
 
 
-async def _changes(request: Request, settings, owner: str, job_id: str, seconds: float) -> AsyncIterator[dict]:
-    """The job's status document now, then after each change, until it has finished or
-    `seconds` have passed (then once more)."""
+async def _changes(request: Request, settings, owner: str, job_id: str, seconds: float,
+                   final_only: bool = False) -> AsyncIterator[dict]:
+    """The job's status document now, then after each change (`final_only`: each that may have
+    finished it), until it has finished or `seconds` have passed (then once more)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
-    with request.app.state.waiters.watch(job_id) as changed:
+    with request.app.state.waiters.watch(job_id, final_only) as changed:
         while True:
             changed.clear()
             doc = with_detail(request.app, await run_in_threadpool(_status_now, settings, owner, job_id))
@@ -152,7 +160,7 @@ async def get_job(job_id: str, request: Request, settings: SettingsDep, owner: O
                                                "long poll: answer when the job has finished, or after "
                                                "this many seconds")] = 0):
     doc = None
-    async for doc in _changes(request, settings, owner, job_id, wait):
+    async for doc in _changes(request, settings, owner, job_id, wait, final_only=True):
         if doc["status"] in FINISHED:
             break
     return doc
