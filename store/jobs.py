@@ -97,12 +97,13 @@ def create_job(session: Session, owner: str, model_id: str, overrides: dict | No
 
 def make_durable(settings: Settings, job_id: str) -> None:
     """Returns when the job's row, and every commit before, is on the disk (PostgreSQL): a durable
-    commit waits for the WAL's flush up to its own record, past theirs. It writes the row as it is
-    (a transaction that writes nothing commits without a flush), after the worker's claim too."""
+    commit waits for the WAL's flush up to its own record, past theirs. Its transaction must
+    write to the WAL (one that writes nothing commits without a flush): it locks the job's row
+    FOR KEY SHARE, which the worker's claim and finish (UPDATEs of other columns) do not wait for,
+    as they would for an UPDATE of the row held through the flush."""
     if notify.postgres(settings):
         with get_autocommit(settings.database)() as session:
-            session.execute(update(Job).where(Job.id == job_id).values(dispatched_at=Job.dispatched_at),
-                            execution_options={"synchronize_session": False})
+            session.execute(select(Job.id).where(Job.id == job_id).with_for_update(read=True, key_share=True)).all()
 
 
 def _announced(settings: Settings, stmt, durable: bool = True):
