@@ -63,6 +63,30 @@ def test_document_streams_in_chunks_and_equals_mbserve_run(settings, tmp_path, w
     assert np.array_equal(np.array(json.loads(text)["sensors"]["ht"]["data"]), results.sensors["ht"].data)
 
 
+@pytest.mark.parametrize("rows", [7, 20 * chunk_rows(17)])
+def test_finish_on_postgresql_stores_the_results_once_bit_for_bit(tmp_path, rows):
+    """store.jobs.finish on PostgreSQL: results of up to ONE_STATEMENT_CHUNKS chunks are stored
+    with the job's status in one statement, bigger ones in a transaction; either way they come
+    back bit for bit, and a finish by a token that no longer holds the job stores nothing."""
+    from store import jobs
+    from store.config import Settings
+    from store.db import migrate
+    from store.models import Job
+    from tests.worker.conftest import fresh_database
+    with fresh_database() as url:
+        settings = Settings(data_dir=tmp_path, database_url=url)
+        migrate(url)
+        results = results_with(rows)
+        assert prepare(settings, "job", "token", results).fits_one_statement == (rows == 7)
+        result = stored(settings, "job", results)
+        assert result.storage == "db"
+        assert served(settings, result) == document_bytes(results)
+        prepared = prepare(settings, "job", "token", results)
+        assert not jobs.finish(settings, "job", "token", "failed", results=prepared)  # finished already
+        with get_sessionmaker(url)() as session:
+            assert session.get(Job, "job").status == "succeeded"
+
+
 def test_csv_rows_read_back_bit_for_bit(settings):
     results = results_with(100)
     result = stored(settings, "job", results)
