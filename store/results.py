@@ -36,21 +36,7 @@ class Prepared:
     arrays: list[np.ndarray]
 
     def add(self, session: Session) -> None:
-        session.add(self.result)
-        if self.result.storage != "db":
-            return
-        session.flush()
-        batch = []
-        for i, data in enumerate(self.arrays):  # `sensor` is the array's index (solution included)
-            step = chunk_rows(data.shape[1])
-            for seq, start in enumerate(range(0, data.shape[0], step)):
-                batch.append({"job_id": self.result.job_id, "sensor": i, "seq": seq,
-                              "data": data[start:start + step].tobytes()})
-                if len(batch) == 16:  # bounded memory for big results
-                    session.execute(insert(ResultChunk), batch)
-                    batch = []
-        if batch:
-            session.execute(insert(ResultChunk), batch)
+        add_all(session, [self])
 
     def discard(self, settings: Settings) -> None:
         """Remove our file when the job was not ours to finish after all."""
@@ -59,6 +45,27 @@ class Prepared:
         elif self.result.storage == "url":
             fs, path = _fs(settings)
             fs.rm(f"{path}/{self.result.path}")
+
+
+def add_all(session: Session, prepared: list[Prepared]) -> None:
+    """Jobs' results in their finish transaction: the rows in one INSERT, then the chunks of
+    those stored in the database, 16 to an INSERT (bounded memory for big results)."""
+    session.add_all([p.result for p in prepared])
+    session.flush()
+    batch = []
+    for p in prepared:
+        if p.result.storage != "db":
+            continue
+        for i, data in enumerate(p.arrays):  # `sensor` is the array's index (solution included)
+            step = chunk_rows(data.shape[1])
+            for seq, start in enumerate(range(0, data.shape[0], step)):
+                batch.append({"job_id": p.result.job_id, "sensor": i, "seq": seq,
+                              "data": data[start:start + step].tobytes()})
+                if len(batch) == 16:
+                    session.execute(insert(ResultChunk), batch)
+                    batch = []
+    if batch:
+        session.execute(insert(ResultChunk), batch)
 
 
 def _fs(settings: Settings):
