@@ -134,18 +134,23 @@ def take_batch(settings: Settings, session: Session, before: str | None = None) 
     return chosen.id, ids
 
 
-def send_rest(settings: Settings, session: Session, sweep_id: str, job_ids: list[str],
-              token: str | None = None) -> None:
-    """The rest of a batch back to the end of the queue (its turn again after the other work);
-    with `token`, jobs claimed under it (claim_batch) and not run are queued again first, their
-    attempt not counted."""
+def send_rest(settings: Settings, session: Session, sweep_id: str, job_ids: list[str]) -> None:
+    """The rest of a batch back to the end of the queue (its turn again after the other work)."""
+    _requeue(session, job_ids)
+    session.commit()
+    send_batch(settings, sweep_id, job_ids)
+
+
+def _requeue(session: Session, job_ids: list[str], token: str | None = None) -> None:
+    """Record jobs as sent again; with `token`, those claimed under it (claim_batch) and not run
+    are queued again first, their attempt not counted."""
+    if not job_ids:
+        return
     if token is not None:
         session.execute(update(Job).where(Job.id.in_(job_ids), Job.lease_token == token, Job.status == "running")
                         .values(status="queued", lease_token=None, lease_expires_at=None, started_at=None,
                                 attempts=Job.attempts - 1, progress=0.0))
     session.execute(update(Job).where(Job.id.in_(job_ids), Job.status == "queued").values(dispatched_at=utcnow()))
-    session.commit()
-    send_batch(settings, sweep_id, job_ids)
 
 
 def claim_batch(session: Session, settings: Settings, sweep_id: str, job_ids: list[str]
@@ -211,40 +216,46 @@ _JOBS = Job.__table__
 _VARIATIONS = SweepVariation.__table__
 
 
-def finish_batch(session: Session, settings: Settings, token: str, done: list[Finished], durable: bool) -> list[str]:
+def finish_batch(settings: Settings, session: Session, sweep_id: str, token: str, done: list[Finished],
+                 durable: bool, rest: list[str] = ()) -> list[str]:
     """Store finished variations of a batch in one transaction (a statement per kind of row, not
-    per variation); the ids stored. With `durable` False the commit is not waited for: the
-    database's own crash may then lose it, which leaves those jobs as they were (running under
-    the batch's lease, or queued when the claim was lost too), so they run again after the lease
-    expires (store.jobs.reconcile) and each still ends with one result. A durable commit writes
-    the log up to it, the earlier ones of the batch included. When a job is no longer ours
-    (canceled, taken over) each is stored on its own (store.jobs.finish), which skips that one."""
-    if not done:
-        return []
+    per variation), and send `rest`, the batch's jobs not run, back to the queue's end; the ids
+    stored. With `durable` False the commit is not waited for: the database's own crash may then
+    lose it, which leaves those jobs as they were (running under the batch's lease, or queued
+    when the claim was lost too), so they run again after the lease expires
+    (store.jobs.reconcile) and each still ends with one result. A durable commit writes the log
+    up to it, the earlier ones of the batch included. When a job is no longer ours (canceled,
+    taken over) each is stored on its own (store.jobs.finish), which skips that one."""
     if not durable:
         jobs._recoverable(session, settings)
+    ids = [f.job_id for f in done]
     changed = session.execute(
         update(_JOBS).where(_JOBS.c.id == bindparam("b_id"), _JOBS.c.lease_token == token,
                             _JOBS.c.status == "running")
         .values(status=bindparam("b_status"), error=bindparam("b_error"), started_at=bindparam("b_started"),
                 finished_at=bindparam("b_finished"), progress=bindparam("b_progress"), lease_expires_at=None),
         [dict(b_id=f.job_id, b_status=f.status, b_error=f.error, b_started=f.started_at, b_finished=f.finished_at,
-              b_progress=1.0 if f.status == "succeeded" else f.progress) for f in done]).rowcount
-    if changed != len(done):
+              b_progress=1.0 if f.status == "succeeded" else f.progress) for f in done]).rowcount if done else 0
+    one_by_one = changed != len(done)
+    if one_by_one:
         session.rollback()
-        return [f.job_id for f in done if jobs.finish(session, settings, f.job_id, token, f.status, error=f.error,
-                                                       results=f.results, sweep_outputs=f.outputs)]
-    add_all(session, [f.results for f in done if f.results is not None])
-    with_outputs = [dict(b_id=f.job_id, b_outputs=f.outputs) for f in done if f.outputs is not None]
-    if with_outputs:
-        session.execute(update(_VARIATIONS).where(_VARIATIONS.c.job_id == bindparam("b_id"))
-                        .values(outputs=bindparam("b_outputs")), with_outputs)
-    ids = [f.job_id for f in done]
-    if notify.postgres(settings):
-        session.execute(select(notify.pg_notify(Job.id)).where(Job.id.in_(ids)))
+        ids = [f.job_id for f in done if jobs.finish(session, settings, f.job_id, token, f.status, error=f.error,
+                                                      results=f.results, sweep_outputs=f.outputs)]
+    elif done:
+        add_all(session, [f.results for f in done if f.results is not None])
+        with_outputs = [dict(b_id=f.job_id, b_outputs=f.outputs) for f in done if f.outputs is not None]
+        if with_outputs:
+            session.execute(update(_VARIATIONS).where(_VARIATIONS.c.job_id == bindparam("b_id"))
+                            .values(outputs=bindparam("b_outputs")), with_outputs)
+        if notify.postgres(settings):
+            session.execute(select(notify.pg_notify(Job.id)).where(Job.id.in_(ids)))
+    _requeue(session, list(rest), token)
     session.commit()
-    for job_id in ids:
-        notify.after_commit(settings, job_id)
+    if not one_by_one:  # store.jobs.finish notified of those it stored
+        for job_id in ids:
+            notify.after_commit(settings, job_id)
+    if rest:
+        send_batch(settings, sweep_id, list(rest))
     return ids
 
 

@@ -205,7 +205,7 @@ def execute_named(settings: Settings, sweep_id: str, job_ids: list[str]) -> list
 def execute_batch(settings: Settings, sweep_id: str, job_ids: list[str]) -> list[str]:
     """Run a batch of a sweep's variations in turn (what each returned, as `execute`; 'deferred'
     for those sent back). The batch is claimed at once and its finished variations are stored
-    together every `progress_seconds` and at its end (store.sweeps.claim_batch, finish_batch),
+    together every `sweep_store_seconds` and at its end (store.sweeps.claim_batch, finish_batch),
     under one heartbeat. The rest goes back to the queue when a single job waits in the broker,
     so that it waits for one variation at most, and after `sweep_batch_seconds`, so that other
     sweeps get their turn on this worker process."""
@@ -222,9 +222,11 @@ def execute_batch(settings: Settings, sweep_id: str, job_ids: list[str]) -> list
     watch = _BatchWatch(settings, token, [job.id for job, _ in taken])
     watch.start()
 
-    def store(durable: bool) -> None:
+    def store(durable: bool, rest: list[str] = ()) -> None:
+        if not done and not rest:
+            return
         with Session() as session:
-            stored = set(sweeps.finish_batch(session, settings, token, done, durable))
+            stored = set(sweeps.finish_batch(settings, session, sweep_id, token, done, durable, rest))
         for f in done:
             outcome[f.job_id] = f.status if f.job_id in stored else "abandoned"
             if f.job_id in stored and attempts[f.job_id] > 1:  # earlier attempts may have left a file
@@ -253,14 +255,11 @@ def execute_batch(settings: Settings, sweep_id: str, job_ids: list[str]) -> list
                 continue
             done.append(sweeps.Finished(job.id, *ran, started_at=started, finished_at=utcnow(),
                                         progress=watch.progress))
-            if time.monotonic() - stored_at > settings.progress_seconds:
+            if time.monotonic() - stored_at > settings.sweep_store_seconds:
                 store(durable=False)
                 stored_at = time.monotonic()
-        store(durable=True)  # the batch's last commit: the log up to it on disk
-        if rest:
-            with Session() as session:
-                sweeps.send_rest(settings, session, sweep_id, rest, token)
-            outcome.update(dict.fromkeys(rest, "deferred"))
+        store(durable=True, rest=rest)  # the batch's last commit: the log up to it on disk
+        outcome.update(dict.fromkeys(rest, "deferred"))
     finally:
         watch.done.set()
         watch.join()

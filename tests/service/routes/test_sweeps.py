@@ -24,8 +24,9 @@ GRID = {"parameters": [{"path": "objects[spring].stiffness", "values": [50, 100,
 
 @pytest.fixture
 def settings(settings):
-    """Batches run whole here (test_a_batch_sends_back_its_rest_after_its_time checks the time)."""
-    return settings.model_copy(update={"sweep_batch_seconds": 600.0})
+    """Batches run whole here (test_a_batch_sends_back_its_rest_after_its_time checks the time),
+    8 variations each (the tests count the 20 of GRID in batches of 8)."""
+    return settings.model_copy(update={"sweep_batch_seconds": 600.0, "sweep_batch_size": 8})
 
 
 @pytest.fixture
