@@ -311,3 +311,50 @@ def test_a_bad_number_is_422_naming_each_variation_and_path(client, batches, par
     assert sorted({p["variation"] for p in error["detail"]}) == bad
     assert all(p["path"] == f"variations[{p['variation']}].{says}" for p in error["detail"]), error["detail"]
     assert batches == []
+
+
+def test_a_variation_canceled_while_its_batch_runs_is_not_stored_and_the_others_are(client, settings, batches,
+                                                                                     monkeypatch):
+    from store import jobs, sweeps
+    from store.db import get_sessionmaker
+    from store.models import Job, Result
+    from worker.runner import execute_batch, take_turn
+    post(client, {"model": example("spring_slider"), **GRID})
+    sweep_id, ids = take_turn(settings)
+    real = sweeps.finish_batch
+
+    def cancel_first(settings, session, *args, **kwargs):  # canceled after it ran, before it is stored
+        jobs.cancel(session, settings, session.get(Job, ids[0]))
+        return real(settings, session, *args, **kwargs)
+    monkeypatch.setattr(sweeps, "finish_batch", cancel_first)
+    assert execute_batch(settings, sweep_id, ids[:3]) == ["abandoned", "succeeded", "succeeded"]
+    with get_sessionmaker(settings.database)() as session:
+        assert [session.get(Job, j).status for j in ids[:3]] == ["canceled", "succeeded", "succeeded"]
+        assert [session.get(Result, j) is not None for j in ids[:3]] == [False, True, True]
+
+
+def test_a_batch_whose_worker_died_runs_again_after_its_lease_one_variation_per_message(client, settings, batches,
+                                                                                        run_batches):
+    """The jobs of a batch not stored (its worker killed, or the database's crash lost an
+    asynchronous commit of it) stay running under the batch's lease: after it expires, the
+    reconciler sends each alone, and each ends once, with one result."""
+    import time
+
+    from store import jobs, sweeps
+    from store.db import get_sessionmaker
+    from store.models import Job, Result
+    from worker.runner import take_turn
+    sweep = post(client, {"model": example("spring_slider"), **GRID}).json()
+    sweep_id, ids = take_turn(settings)
+    with get_sessionmaker(settings.database)() as session:
+        assert len(sweeps.claim_batch(session, settings, sweep_id, ids)[2]) == 8  # and the worker dies
+        time.sleep(settings.lease_seconds + 0.1)
+        lost = jobs.reconcile(session, settings)
+        assert lost == ids
+        sweeps.dispatch(settings, session, lost)
+    assert batches[-8:] == [(sweep_id, [j]) for j in ids] and None not in batches[-8:]
+    assert [o for _, outcomes in run_batches() for o in outcomes] == ["succeeded"] * 20  # and the others
+    with get_sessionmaker(settings.database)() as session:
+        assert [session.get(Job, j).attempts for j in ids] == [2] * 8
+        assert all(session.get(Result, j) is not None for j in ids)
+    assert client.get(f"/v1/sweeps/{sweep['id']}").json()["done"] == 20
