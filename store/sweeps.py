@@ -259,6 +259,13 @@ def finish_batch(settings: Settings, session: Session, sweep_id: str, token: str
     return ids
 
 
+def waiting_single(session: Session) -> str | None:
+    """The oldest queued job that is no sweep's variation: a single job, which a process running a
+    batch runs between two variations (worker.runner.execute_batch)."""
+    return session.scalar(select(Job.id).where(Job.status == "queued", ~exists().where(SweepVariation.job_id == Job.id))
+                          .order_by(Job.id).limit(1))
+
+
 def start(settings: Settings, sweep: Sweep) -> None:
     """The sweep's turns: `sweep_batches_queued`, or one per batch when it has fewer."""
     send_turns(settings, min(settings.sweep_batches_queued, -(-(sweep.total - sweep.sent) // settings.sweep_batch_size)))

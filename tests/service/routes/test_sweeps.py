@@ -270,17 +270,33 @@ def test_a_batch_sends_back_its_rest_after_its_time(client, settings, batches):
     assert client.get(f"/v1/sweeps/{sweep['id']}").json()["done"] == 1
 
 
-def test_a_single_job_waiting_in_the_broker_stops_a_batch_at_its_next_variation(client, settings, batches):
+def test_a_single_job_waiting_in_the_broker_runs_at_a_batch_s_next_variation(client, settings, batches, queued,
+                                                                               monkeypatch):
     from store import queue
-    from worker.runner import execute_batch, take_turn
+    from worker import runner
     sweep = post(client, {"model": example("spring_slider"), **GRID}).json()
-    sweep_id, ids = take_turn(settings)
-    assert execute_batch(settings, sweep_id, ids[:2]) == ["succeeded", "succeeded"]  # nothing waiting
+    sweep_id, ids = runner.take_turn(settings)
+    assert runner.execute_batch(settings, sweep_id, ids[:2]) == ["succeeded", "succeeded"]  # nothing waiting
+    single = client.post("/v1/jobs", json={"model": example("mini")}).json()["id"]
+    queue.get_celery(settings).send_task(queue.RUN_JOB, args=[single])  # its message, as dispatch sends it
+    ran, real = [], runner.execute
+    monkeypatch.setattr(runner, "execute", lambda settings, job_id: ran.append(job_id) or real(settings, job_id))
+    assert runner.execute_batch(settings, sweep_id, ids[2:4]) == ["succeeded", "succeeded"]
+    assert ran == [single] and client.get(f"/v1/jobs/{single}").json()["status"] == "succeeded"
+    assert queue.waiting(settings, queue.JOB_QUEUE) == 1  # its message finds the job taken
+
+
+def test_a_batch_that_ran_long_stops_for_a_waiting_single_job(client, settings, batches, monkeypatch):
+    from store import queue
+    from worker import runner
+    sweep = post(client, {"model": example("spring_slider"), **GRID}).json()
+    sweep_id, ids = runner.take_turn(settings)
+    monkeypatch.setattr(runner, "INLINE_SECONDS", 0.0)  # the batch's task near its time limit
     queue.get_celery(settings).send_task(queue.RUN_JOB, args=["0" * 32])
     assert queue.waiting(settings, queue.JOB_QUEUE) == 1
-    assert execute_batch(settings, sweep_id, ids[2:]) == ["succeeded"] + ["deferred"] * 5
-    assert batches[-1] == (sweep_id, ids[3:])
-    assert client.get(f"/v1/sweeps/{sweep['id']}").json()["done"] == 3
+    assert runner.execute_batch(settings, sweep_id, ids) == ["succeeded"] + ["deferred"] * 7
+    assert batches[-1] == (sweep_id, ids[1:])
+    assert client.get(f"/v1/sweeps/{sweep['id']}").json()["done"] == 1
 
 
 def test_numbers_of_items_are_checked_without_validating_every_variation(client, batches, monkeypatch):
