@@ -7,9 +7,9 @@
   the same grid and model (each variation builds the model and solves it, as the service does),
   before and after mbserve: the mean of the two rates;
 - fairness: the end-to-end latency of one mini job (POST, poll every 5 ms) while the sweep runs,
-  against the same on idle workers (medians, with the time queued and running); and a second owner's sweep of --other variations
-  posted while the first runs: its share of the variations that finished while both ran (the
-  workers shared fairly: 0.5);
+  against the same on idle workers (medians, with the time queued and running); and a second
+  owner's sweep of --other variations posted while the first runs: its share of the variations
+  that finished while both ran (the workers shared fairly: 0.5);
 - for scaling on paper: database commits, Redis commands and stored bytes per variation.
 
     python bench/bench_sweep.py [--stiffness 40] [--damping 25] [--minis 10] [--other 100]
@@ -197,8 +197,8 @@ def main() -> None:
         (idle, idle_queued, idle_running), (during, queued, running) = ours["idle"], ours["during"]
         print(f"  mini job latency idle / during the sweep (median):     {idle * 1e3:6.1f} / "
               f"{during * 1e3:6.1f} ms = {during / idle:.2f}x  (target <= 2; {ours['minis']} jobs)")
-        print(f"    of which queued {idle_queued * 1e3:.1f} / {queued * 1e3:.1f} ms, running {idle_running * 1e3:.1f} / "
-              f"{running * 1e3:.1f} ms")
+        print(f"    of which queued {idle_queued * 1e3:.1f} / {queued * 1e3:.1f} ms, "
+              f"running {idle_running * 1e3:.1f} / {running * 1e3:.1f} ms")
     print(f"  a second owner's sweep ({args.other // 10 * 10} variations) posted during the first: its share of "
           f"the variations finished while both ran: {ours['share']:.2f}  (fair: 0.5)")
     print(f"  per variation: {per['commits']:.1f} database commits, {per['redisCommands']:.1f} Redis commands, "

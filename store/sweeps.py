@@ -182,12 +182,14 @@ def claim_batch(session: Session, settings: Settings, sweep_id: str, job_ids: li
     return sweep, token, [(taken[j], documents[j]) for j in job_ids if j in taken]
 
 
-def heartbeat_batch(session: Session, settings: Settings, token: str, current: str | None,
+def heartbeat_batch(session: Session, settings: Settings, token: str, job_ids: set[str], current: str | None,
                     progress: float) -> set[str]:
-    """Extend the leases of the jobs held under a batch's token and record the progress of the
-    one running (`current`); the ids still held (a job canceled or taken over is not)."""
+    """Extend the leases of a batch's jobs (`job_ids`, by primary key) still held under its token
+    and record the progress of the one running (`current`); the ids still held (a job finished,
+    canceled or taken over is not)."""
     jobs._recoverable(session, settings)
-    held = set(session.scalars(update(Job).where(Job.lease_token == token, Job.status == "running").values(
+    held = set(session.scalars(update(Job).where(
+        Job.id.in_(job_ids), Job.lease_token == token, Job.status == "running").values(
         lease_expires_at=utcnow() + timedelta(seconds=settings.lease_seconds),
         progress=case((Job.id == current, progress), else_=Job.progress)).returning(Job.id),
         execution_options={"synchronize_session": False}).all())

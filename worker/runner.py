@@ -62,7 +62,7 @@ class _BatchWatch(_Watch):
         self.held = set(job_ids)
 
     def beat(self, session) -> bool:
-        self.held = sweeps.heartbeat_batch(session, self.settings, self.token, self.current, self.progress)
+        self.held = sweeps.heartbeat_batch(session, self.settings, self.token, self.held, self.current, self.progress)
         return bool(self.held)
 
 

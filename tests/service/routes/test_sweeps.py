@@ -374,3 +374,25 @@ def test_a_batch_whose_worker_died_runs_again_after_its_lease_one_variation_per_
         assert [session.get(Job, j).attempts for j in ids] == [2] * 8
         assert all(session.get(Result, j) is not None for j in ids)
     assert client.get(f"/v1/sweeps/{sweep['id']}").json()["done"] == 20
+
+
+def test_a_batch_s_heartbeat_extends_the_leases_it_holds_and_drops_a_canceled_job(client, settings, batches):
+    import time
+
+    from store import jobs, sweeps
+    from store.db import get_sessionmaker
+    from store.models import Job
+    from worker.runner import take_turn
+    post(client, {"model": example("spring_slider"), **GRID})
+    sweep_id, ids = take_turn(settings)
+    with get_sessionmaker(settings.database)() as session:
+        _, token, taken = sweeps.claim_batch(session, settings, sweep_id, ids)
+        leases = {j.id: j.lease_expires_at for j, _ in taken}
+        jobs.cancel(session, settings, session.get(Job, ids[1]))
+        time.sleep(0.01)
+        held = sweeps.heartbeat_batch(session, settings, token, set(ids), ids[0], 0.5)
+        assert held == set(ids) - {ids[1]}
+        session.expire_all()
+        rows = {j: session.get(Job, j) for j in ids}
+        assert all(rows[j].lease_expires_at > leases[j] for j in held) and rows[ids[0]].progress == 0.5
+        assert rows[ids[1]].status == "canceled" and rows[ids[2]].progress == 0.0
