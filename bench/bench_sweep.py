@@ -4,11 +4,12 @@
   damping, the model's own 2,000 steps), Redis + PostgreSQL, `mbserve worker` with 2 processes;
   variations/s from POST /v1/sweeps until the sweep has finished;
 - Exudyn: `exudyn.processing.ParameterVariation(useMultiProcessing=True, numberOfThreads=2)` on
-  the same grid and model (each variation builds the model and solves it, as the service does);
+  the same grid and model (each variation builds the model and solves it, as the service does),
+  before and after mbserve: the mean of the two rates;
 - fairness: the end-to-end latency of one mini job (POST, poll every 5 ms) while the sweep runs,
-  against the same on idle workers (medians); and a second owner's sweep of --other variations
-  posted while the first runs: its share of the variations that finished while both ran (the
-  workers shared fairly: 0.5);
+  against the same on idle workers (medians, with the time queued and running); and a second
+  owner's sweep of --other variations posted while the first runs: its share of the variations
+  that finished while both ran (the workers shared fairly: 0.5);
 - for scaling on paper: database commits, Redis commands and stored bytes per variation.
 
     python bench/bench_sweep.py [--stiffness 40] [--damping 25] [--minis 10] [--other 100]
@@ -25,6 +26,7 @@ import statistics
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 
 import httpx
@@ -86,12 +88,19 @@ def share(db_url: str, first: str, second: str) -> float:
     return counts[1] / sum(counts)
 
 
-def mini_latency(client: httpx.Client) -> float:
+def mini_latency(client: httpx.Client) -> tuple[float, float, float]:
+    """(end to end, queued: created until started, running: started until finished) in seconds."""
     t0 = time.perf_counter()
     job = client.post("/v1/jobs", json={"model": MINI}).raise_for_status().json()
-    while client.get(f"/v1/jobs/{job['id']}").json()["status"] in ("queued", "running"):
+    while (job := client.get(f"/v1/jobs/{job['id']}").json())["status"] in ("queued", "running"):
         time.sleep(0.005)
-    return time.perf_counter() - t0
+    elapsed = time.perf_counter() - t0
+    created, started, finished = (datetime.fromisoformat(job[k]) for k in ("createdAt", "startedAt", "finishedAt"))
+    return elapsed, (started - created).total_seconds(), (finished - started).total_seconds()
+
+
+def medians(latencies: list[tuple[float, float, float]]) -> tuple[float, float, float] | None:
+    return tuple(statistics.median(column) for column in zip(*latencies)) if latencies else None
 
 
 def counters(db_url: str, redis_port: int) -> dict:
@@ -132,7 +141,7 @@ def mbserve_run(work: Path, n_k: int, n_d: int, minis: int, other: int) -> dict:
                 httpx.Client(base_url=url, timeout=120, headers=auth(keys[1])) as second:
             mini_latency(client)  # both worker processes warm
             mini_latency(client)
-            idle = statistics.median(mini_latency(client) for _ in range(minis))
+            idle = medians([mini_latency(client) for _ in range(minis)])
             before = counters(db, port)
             t0 = time.perf_counter()
             sweep = client.post("/v1/sweeps", json=sweep_body(n_k, n_d)).raise_for_status().json()
@@ -159,7 +168,7 @@ def mbserve_run(work: Path, n_k: int, n_d: int, minis: int, other: int) -> dict:
         with psycopg.connect("host=127.0.0.1 user=postgres dbname=postgres", autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     n = n_k * n_d + other // 10 * 10
-    return {"rate": n / elapsed, "share": fair, "posted": posted, "idle": idle, "during": statistics.median(during) if during else None,
+    return {"rate": n / elapsed, "share": fair, "posted": posted, "idle": idle, "during": medians(during),
             "minis": len(during), "perVariation": {k: (after[k] - before[k]) / n for k in after}}
 
 
@@ -171,19 +180,25 @@ def main() -> None:
     parser.add_argument("--other", type=int, default=100, help="variations of the second owner's sweep")
     args = parser.parse_args()
     n = args.stiffness * args.damping
+    # Exudyn before and after mbserve: the mean of the two rates, as the load of a shared machine drifts
+    exudyn = [exudyn_rate(args.stiffness, args.damping)]
     with tempfile.TemporaryDirectory() as tmp:
         ours = mbserve_run(Path(tmp), args.stiffness, args.damping, args.minis, args.other)
-    theirs = exudyn_rate(args.stiffness, args.damping)
+    exudyn.append(exudyn_rate(args.stiffness, args.damping))
+    theirs = statistics.mean(exudyn)
     per = ours["perVariation"]
     print(f"{n} variations of spring_slider (2,000 steps each), 2 processes each")
     print(f"  mbserve sweep (Redis + PostgreSQL, 2 worker processes): {ours['rate']:8.1f} variations/s "
           f"(POST with validation of every variation: {ours['posted']:.2f} s)")
-    print(f"  Exudyn ParameterVariation(useMultiProcessing=True, 2):  {theirs:8.1f} variations/s")
+    print(f"  Exudyn ParameterVariation(useMultiProcessing=True, 2):  {theirs:8.1f} variations/s "
+          f"(before / after: {exudyn[0]:.1f} / {exudyn[1]:.1f})")
     print(f"  ratio mbserve / Exudyn:                                 {ours['rate'] / theirs:8.3f}  (target >= 0.5)")
     if ours["during"] is not None:
-        print(f"  mini job latency idle / during the sweep (median):     {ours['idle'] * 1e3:6.1f} / "
-              f"{ours['during'] * 1e3:6.1f} ms = {ours['during'] / ours['idle']:.2f}x  (target <= 2; "
-              f"{ours['minis']} jobs)")
+        (idle, idle_queued, idle_running), (during, queued, running) = ours["idle"], ours["during"]
+        print(f"  mini job latency idle / during the sweep (median):     {idle * 1e3:6.1f} / "
+              f"{during * 1e3:6.1f} ms = {during / idle:.2f}x  (target <= 2; {ours['minis']} jobs)")
+        print(f"    of which queued {idle_queued * 1e3:.1f} / {queued * 1e3:.1f} ms, "
+              f"running {idle_running * 1e3:.1f} / {running * 1e3:.1f} ms")
     print(f"  a second owner's sweep ({args.other // 10 * 10} variations) posted during the first: its share of "
           f"the variations finished while both ran: {ours['share']:.2f}  (fair: 0.5)")
     print(f"  per variation: {per['commits']:.1f} database commits, {per['redisCommands']:.1f} Redis commands, "

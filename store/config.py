@@ -64,8 +64,10 @@ class Settings(BaseSettings):
 
     # sweeps: variations are sent in batches of sweep_batch_size jobs (one task runs them all); each
     # sweep keeps sweep_batches_queued batches in the broker, so sweeps take turns on the workers
-    sweep_batch_size: int = 8
+    sweep_batch_size: int = 16
     sweep_batches_queued: int = 4
+    # a batch stores its finished variations together this often (worker.runner.execute_batch)
+    sweep_store_seconds: float = 1.0
     # a batch task that has run this long sends the rest of its batch back to the queue, so other
     # sweeps get their turn (a single job waiting in the broker stops a batch at its next variation)
     sweep_batch_seconds: float = 2.0

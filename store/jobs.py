@@ -14,7 +14,7 @@ import secrets
 import time
 from datetime import datetime, timedelta
 
-from sqlalchemy import and_, exists, func, or_, select, update
+from sqlalchemy import and_, exists, func, or_, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -118,6 +118,14 @@ def _announced(settings: Settings, stmt, durable: bool = True):
         return stmt
     stmt = stmt.returning(notify.pg_notify(Job.id, Job.status))
     return stmt if durable else stmt.returning(func.set_config("synchronous_commit", "off", True))
+
+
+def _recoverable(session: Session, settings: Settings) -> None:
+    """This transaction's commit does not wait for the WAL to reach the disk, as _announced's not
+    `durable`, for transactions of several statements: a sweep batch's claim, heartbeat and
+    stores but its last (store.sweeps)."""
+    if notify.postgres(settings):
+        session.execute(text("SET LOCAL synchronous_commit = off"))
 
 
 def claim(session: Session, settings: Settings, job_id: str) -> tuple[Job, str] | None:

@@ -60,15 +60,7 @@ class Prepared:
         return sum(-(-a.shape[0] // chunk_rows(a.shape[1])) for a in self.arrays) <= ONE_STATEMENT_CHUNKS
 
     def add(self, session: Session) -> None:
-        session.execute(insert(Result).values(**self._row()))
-        batch = []
-        for chunk in self._chunks():
-            batch.append(chunk)
-            if len(batch) == ONE_STATEMENT_CHUNKS:  # bounded memory for big results
-                session.execute(insert(ResultChunk), batch)
-                batch = []
-        if batch:
-            session.execute(insert(ResultChunk), batch)
+        add_all(session, [self])
 
     def insert_after(self, done) -> list:
         """PostgreSQL: the INSERTs of the results row and its chunks as data-modifying statements
@@ -98,6 +90,21 @@ class Prepared:
         elif self.result.storage == "url":
             fs, path = _fs(settings)
             fs.rm(f"{path}/{self.result.path}")
+
+
+def add_all(session: Session, prepared: list[Prepared]) -> None:
+    """Jobs' results in their finish transaction: the rows in one INSERT, then the chunks of
+    those stored in the database, ONE_STATEMENT_CHUNKS to an INSERT (bounded memory for big results)."""
+    session.execute(insert(Result), [p._row() for p in prepared])
+    batch = []
+    for p in prepared:
+        for chunk in p._chunks():
+            batch.append(chunk)
+            if len(batch) == ONE_STATEMENT_CHUNKS:
+                session.execute(insert(ResultChunk), batch)
+                batch = []
+    if batch:
+        session.execute(insert(ResultChunk), batch)
 
 
 def _fs(settings: Settings):

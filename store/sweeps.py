@@ -17,17 +17,20 @@ jobs have their own queue, which the workers read first (store.queue).
 from __future__ import annotations
 
 import logging
+import secrets
 from collections import defaultdict
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
-from sqlalchemy import and_, exists, func, insert, or_, select, update
+from sqlalchemy import and_, bindparam, case, exists, func, insert, literal, or_, select, update
 from sqlalchemy.orm import Session
 
-from . import queue
+from . import jobs, notify, queue
 from .config import Settings
 from .design import SweepSpec
 from .jobs import model_row, new_job_id
 from .models import Job, Model, Sweep, SweepVariation, utcnow
+from .results import Prepared, add_all
 
 log = logging.getLogger(__name__)
 
@@ -133,9 +136,136 @@ def take_batch(settings: Settings, session: Session, before: str | None = None) 
 
 def send_rest(settings: Settings, session: Session, sweep_id: str, job_ids: list[str]) -> None:
     """The rest of a batch back to the end of the queue (its turn again after the other work)."""
-    session.execute(update(Job).where(Job.id.in_(job_ids), Job.status == "queued").values(dispatched_at=utcnow()))
+    _requeue(session, job_ids)
     session.commit()
     send_batch(settings, sweep_id, job_ids)
+
+
+def _requeue(session: Session, job_ids: list[str], token: str | None = None) -> None:
+    """Record jobs as sent again; with `token`, those claimed under it (claim_batch) and not run
+    are queued again first, their attempt not counted."""
+    if not job_ids:
+        return
+    if token is not None:
+        session.execute(update(Job).where(Job.id.in_(job_ids), Job.lease_token == token, Job.status == "running")
+                        .values(status="queued", lease_token=None, lease_expires_at=None, started_at=None,
+                                attempts=Job.attempts - 1, progress=0.0))
+    session.execute(update(Job).where(Job.id.in_(job_ids), Job.status == "queued").values(dispatched_at=utcnow()))
+
+
+def claim_batch(session: Session, settings: Settings, sweep_id: str, job_ids: list[str]
+                ) -> tuple[Sweep, str, list[tuple[Job, str]]] | None:
+    """Take a batch's jobs for this worker in one transaction: (the sweep, the batch's token, the
+    jobs taken with their model documents, in the batch's order), None when the sweep is gone.
+    A job is taken as store.jobs.claim takes one (queued, or running under an expired lease; an
+    attempt counted), all under one token, in one UPDATE ... RETURNING: a batch pays the round
+    trips of one claim. The commit is not waited for, as a claim's (store.jobs._recoverable)."""
+    sweep = session.get(Sweep, sweep_id)
+    if sweep is None:
+        session.rollback()
+        return None
+    documents = dict(session.execute(select(Job.id, Model.document).join(Model, Model.id == Job.model_id)
+                                     .where(Job.id.in_(job_ids))).all())
+    token, now = secrets.token_hex(16), utcnow()
+    jobs._recoverable(session, settings)
+    taken = {job.id: job for job in session.scalars(jobs._announced(
+        settings,
+        update(Job)
+        .where(Job.id.in_(job_ids),
+               or_(Job.status == "queued", and_(Job.status == "running", Job.lease_expires_at < now)))
+        .values(status="running", lease_token=token, lease_expires_at=now + timedelta(seconds=settings.lease_seconds),
+                attempts=Job.attempts + 1, started_at=now, progress=0.0)
+        .returning(Job)), execution_options={"synchronize_session": False}).all()}
+    session.commit()
+    for job_id in taken:
+        notify.after_commit(settings, job_id)
+    return sweep, token, [(taken[j], documents[j]) for j in job_ids if j in taken]
+
+
+def heartbeat_batch(session: Session, settings: Settings, token: str, job_ids: set[str], current: str | None,
+                    progress: float) -> set[str]:
+    """Extend the leases of a batch's jobs (`job_ids`, by primary key) still held under its token
+    and record the progress of the one running (`current`); the ids still held (a job finished,
+    canceled or taken over is not)."""
+    jobs._recoverable(session, settings)
+    held = set(session.scalars(update(Job).where(
+        Job.id.in_(job_ids), Job.lease_token == token, Job.status == "running").values(
+        lease_expires_at=utcnow() + timedelta(seconds=settings.lease_seconds),
+        progress=case((Job.id == current, progress), else_=Job.progress)).returning(Job.id),
+        execution_options={"synchronize_session": False}).all())
+    if current in held and notify.postgres(settings):
+        session.execute(select(notify.pg_notify(literal(current))))
+    session.commit()
+    if current in held:
+        notify.after_commit(settings, current)
+    return held
+
+
+@dataclass
+class Finished:
+    """A variation run by a batch, to be stored by finish_batch."""
+    job_id: str
+    status: str
+    error: dict | None
+    results: Prepared | None
+    outputs: dict | None
+    started_at: datetime
+    finished_at: datetime
+    progress: float
+
+
+_JOBS = Job.__table__
+_VARIATIONS = SweepVariation.__table__
+
+
+def finish_batch(settings: Settings, session: Session, sweep_id: str, token: str, done: list[Finished],
+                 durable: bool, rest: list[str] = ()) -> list[str]:
+    """Store finished variations of a batch in one transaction (a statement per kind of row, not
+    per variation), and send `rest`, the batch's jobs not run, back to the queue's end; the ids
+    stored. With `durable` False the commit is not waited for: the database's own crash may then
+    lose it, which leaves those jobs as they were (running under the batch's lease, or queued
+    when the claim was lost too), so they run again after the lease expires
+    (store.jobs.reconcile) and each still ends with one result. A durable commit writes the log
+    up to it, the earlier ones of the batch included. When a job is no longer ours (canceled,
+    taken over) each is stored on its own (store.jobs.finish), which skips that one."""
+    if not durable:
+        jobs._recoverable(session, settings)
+    ids = [f.job_id for f in done]
+    changed = session.execute(
+        update(_JOBS).where(_JOBS.c.id == bindparam("b_id"), _JOBS.c.lease_token == token,
+                            _JOBS.c.status == "running")
+        .values(status=bindparam("b_status"), error=bindparam("b_error"), started_at=bindparam("b_started"),
+                finished_at=bindparam("b_finished"), progress=bindparam("b_progress"), lease_expires_at=None),
+        [dict(b_id=f.job_id, b_status=f.status, b_error=f.error, b_started=f.started_at, b_finished=f.finished_at,
+              b_progress=1.0 if f.status == "succeeded" else f.progress) for f in done]).rowcount if done else 0
+    one_by_one = changed != len(done)
+    if one_by_one:
+        session.rollback()
+        ids = [f.job_id for f in done if jobs.finish(settings, f.job_id, token, f.status, error=f.error,
+                                                      results=f.results, sweep_outputs=f.outputs)]
+    elif done:
+        add_all(session, [f.results for f in done if f.results is not None])
+        with_outputs = [dict(b_id=f.job_id, b_outputs=f.outputs) for f in done if f.outputs is not None]
+        if with_outputs:
+            session.execute(update(_VARIATIONS).where(_VARIATIONS.c.job_id == bindparam("b_id"))
+                            .values(outputs=bindparam("b_outputs")), with_outputs)
+        if notify.postgres(settings):
+            session.execute(select(notify.pg_notify(Job.id)).where(Job.id.in_(ids)))
+    _requeue(session, list(rest), token)
+    session.commit()
+    if not one_by_one:  # store.jobs.finish notified of those it stored
+        for job_id in ids:
+            notify.after_commit(settings, job_id)
+    if rest:
+        send_batch(settings, sweep_id, list(rest))
+    return ids
+
+
+def waiting_single(session: Session) -> str | None:
+    """The oldest queued job that is no sweep's variation: a single job, which a process running a
+    batch runs between two variations (worker.runner.execute_batch)."""
+    return session.scalar(select(Job.id).where(Job.status == "queued", ~exists().where(SweepVariation.job_id == Job.id))
+                          .order_by(Job.id).limit(1))
 
 
 def start(settings: Settings, sweep: Sweep) -> None:
@@ -165,19 +295,23 @@ def restart_stalled(settings: Settings, session: Session) -> list[str]:
 
 def dispatch(settings: Settings, session: Session, job_ids: list[str]) -> None:
     """Send jobs again (the reconciler): a sweep's variations as batches of their sweep, other
-    jobs with store.queue.dispatch."""
-    in_sweeps: dict[str, list[str]] = defaultdict(list)
+    jobs with store.queue.dispatch. Variations claimed before (their worker died while its batch
+    held them) go one per message: one that kills its worker then fails alone after
+    `max_attempts`, and the others of its batch run."""
+    in_sweeps: dict[tuple[str, bool], list[str]] = defaultdict(list)
     for k in range(0, len(job_ids), 1000):
-        for job_id, sweep_id in session.execute(select(SweepVariation.job_id, SweepVariation.sweep_id).where(
-                SweepVariation.job_id.in_(job_ids[k:k + 1000]))).all():
-            in_sweeps[sweep_id].append(job_id)
+        for job_id, sweep_id, attempts in session.execute(
+                select(SweepVariation.job_id, SweepVariation.sweep_id, Job.attempts)
+                .join(Job, Job.id == SweepVariation.job_id).where(SweepVariation.job_id.in_(job_ids[k:k + 1000]))):
+            in_sweeps[sweep_id, attempts > 0].append(job_id)
     taken = {j for ids in in_sweeps.values() for j in ids}
     singles = [j for j in job_ids if j not in taken]
     if singles:
         queue.dispatch(settings, session, singles)
-    for sweep_id, ids in in_sweeps.items():
-        for k in range(0, len(ids), settings.sweep_batch_size):
-            send_batch(settings, sweep_id, ids[k:k + settings.sweep_batch_size])
+    for (sweep_id, claimed_before), ids in in_sweeps.items():
+        size = 1 if claimed_before else settings.sweep_batch_size
+        for k in range(0, len(ids), size):
+            send_batch(settings, sweep_id, ids[k:k + size])
 
 
 def counts(session: Session, sweep_id: str) -> dict[str, int]:

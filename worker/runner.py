@@ -10,6 +10,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 
 from celery.exceptions import SoftTimeLimitExceeded
 from sqlalchemy import select
@@ -20,8 +21,8 @@ from multibody.solvers import run
 from store import design, jobs, queue, sweeps
 from store.config import Settings
 from store.db import get_autocommit, get_sessionmaker
-from store.models import Job, Model, Sweep
-from store.results import prepare, remove_other_attempts
+from store.models import Job, Model, Sweep, utcnow
+from store.results import Prepared, prepare, remove_other_attempts
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +103,20 @@ def heartbeats() -> _Heartbeats:
     return _HEARTBEATS
 
 
+class _BatchWatch(_Watch):
+    """The heartbeat of a batch's jobs (store.sweeps.heartbeat_batch): `held`, the ids still
+    held, tells the batch which of its jobs were canceled meanwhile."""
+
+    def __init__(self, settings: Settings, token: str, job_ids: list[str]):
+        super().__init__(settings, "batch", token)
+        self.current: str | None = None
+        self.held = set(job_ids)
+
+    def beat(self, session) -> bool:
+        self.held = sweeps.heartbeat_batch(session, self.settings, self.token, self.held, self.current, self.progress)
+        return bool(self.held)
+
+
 class _LoadedModels:
     """Loaded (validated) models with their compiled System, by model id (the owner and content
     hash: a stored model never changes) and settings overrides: jobs of the same content skip
@@ -124,36 +139,64 @@ class _LoadedModels:
 
 
 LOADED = _LoadedModels()
+# a batch stores its finished variations once their results reach this many bytes (or after
+# sweep_store_seconds): the store that a waiting single job waits for stays short (~6 ms per
+# 200 kB variation under load on the development machine)
+STORE_BYTES = 1 << 20
+# a batch runs a waiting single job itself only this long after it began: the job may take up to
+# job_time_limit, and the batch's task is stopped 30 s after that (worker.celery_app)
+INLINE_SECONDS = 20.0
 
 
-def execute(settings: Settings, job_id: str, outputs: list[design.Output] | None = None) -> str:
+def execute(settings: Settings, job_id: str) -> str:
     """Returns what happened: the final status, 'skipped' when the job was not ours to run, or
-    'abandoned' when it was canceled or taken over while it ran. With `outputs` (a sweep
-    variation), their values are stored with the result."""
+    'abandoned' when it was canceled or taken over while it ran."""
     with get_autocommit(settings.database)() as session:  # the claim: one statement, one round trip
         claimed = jobs.claim(session, settings, job_id)
     if claimed is None:
         return "skipped"
     job, token = claimed
 
+    def load() -> LoadedModel:
+        with get_autocommit(settings.database)() as session:  # used only when the model is not loaded yet
+            return LOADED.get(session, job)
+
     watch = _Watch(settings, job_id, token)
+    watch.start()
+    try:
+        outcome = _simulate(settings, job_id, token, load, None, watch.lost.is_set,
+                            lambda fraction: setattr(watch, "progress", float(fraction)))
+    finally:
+        watch.stop()
+    if outcome is None:
+        return "abandoned"
+    status, error, prepared, _ = outcome
+    stored = jobs.finish(settings, job_id, token, status, error=error, results=prepared)
+    if stored:
+        if job.attempts > 1:  # earlier attempts may have left a file
+            remove_other_attempts(settings, job_id, prepared.result.path if prepared else None)
+        return status
+    if prepared is not None:  # canceled or taken over meanwhile: drop only our file
+        prepared.discard(settings)
+    return "abandoned"
+
+
+def _simulate(settings: Settings, job_id: str, token: str, load: Callable[[], LoadedModel],
+              outputs: list[design.Output] | None, lost: Callable[[], bool], progress: Callable[[float], None]
+              ) -> tuple[str, dict | None, Prepared | None, dict | None] | None:
+    """Run a claimed job: (status, error, its results prepared for storing, the sweep outputs
+    when `outputs`), or None when it was canceled or taken over while it ran (`lost`)."""
     deadline = time.monotonic() + settings.job_time_limit
     timed_out = False
 
     def cancel() -> bool:
         nonlocal timed_out
         timed_out = time.monotonic() > deadline
-        return timed_out or watch.lost.is_set()
+        return timed_out or lost()
 
-    def progress(fraction: float) -> None:
-        watch.progress = float(fraction)
-
-    watch.start()
     error = prepared = reduced = None
     try:
-        with get_autocommit(settings.database)() as session:  # used only when the model is not loaded yet
-            loaded = LOADED.get(session, job)
-        results = run(loaded, progress=progress, cancel=cancel)
+        results = run(load(), progress=progress, cancel=cancel)
         size = sum(s.data.nbytes for s in results.sensors.values()) \
             + (results.solution.data.nbytes if results.solution is not None else 0)
         if size > settings.max_result_bytes:  # the row pre-check estimates; this is the real size
@@ -166,8 +209,8 @@ def execute(settings: Settings, job_id: str, outputs: list[design.Output] | None
             if outputs is not None and status == "succeeded":
                 reduced = design.outputs(outputs, results.sensors)
     except (multibody.SimulationCanceled, SoftTimeLimitExceeded):
-        if watch.lost.is_set() and not timed_out:
-            return "abandoned"
+        if lost() and not timed_out:
+            return None
         status, error = "failed", {"code": "time_limit", "detail": [], "message":
                                    f"the job ran longer than the limit of {settings.job_time_limit:g} s"}
     except multibody.ModelInvalid as exc:
@@ -187,17 +230,7 @@ def execute(settings: Settings, job_id: str, outputs: list[design.Output] | None
         log.exception("job %s crashed", job_id)
         status, error = "failed", {"code": "internal_error", "message": f"{type(exc).__name__}: {exc}",
                                    "detail": []}
-    finally:
-        watch.stop()
-
-    stored = jobs.finish(settings, job_id, token, status, error=error, results=prepared, sweep_outputs=reduced)
-    if stored:
-        if job.attempts > 1:  # earlier attempts may have left a file
-            remove_other_attempts(settings, job_id, prepared.result.path if prepared else None)
-        return status
-    if prepared is not None:  # canceled or taken over meanwhile: drop only our file
-        prepared.discard(settings)
-    return "abandoned"
+    return status, error, prepared, reduced
 
 
 def take_turn(settings: Settings) -> tuple[str, list[str]] | None:
@@ -224,23 +257,82 @@ def execute_named(settings: Settings, sweep_id: str, job_ids: list[str]) -> list
     return execute_batch(settings, sweep_id, job_ids)
 
 
+def _singles_first(settings: Settings, began: float) -> bool:
+    """Run the single jobs waiting in the broker here, between two variations of a batch that
+    began at `began` (its process is busy: their messages would wait for the batch to stop, its
+    results to be stored and the worker to hand them on). A message left behind finds its job
+    taken (`execute` returns 'skipped'). False, running none, when the batch has run for
+    INLINE_SECONDS: it then stops, and the single job gets the process through the broker."""
+    while queue.waiting(settings, queue.JOB_QUEUE):
+        if time.monotonic() - began > INLINE_SECONDS:
+            return False
+        with get_sessionmaker(settings.database)() as session:
+            job_id = sweeps.waiting_single(session)
+        if job_id is None:  # the messages are of jobs already taken
+            return True
+        execute(settings, job_id)
+    return True
+
+
 def execute_batch(settings: Settings, sweep_id: str, job_ids: list[str]) -> list[str]:
     """Run a batch of a sweep's variations in turn (what each returned, as `execute`; 'deferred'
-    for those sent back). The rest goes back to the queue when a single job waits in the broker, so that it waits for one
-    variation at most, and after `sweep_batch_seconds`, so that other sweeps get their turn on
-    this worker process."""
+    for those sent back). The batch is claimed at once and its finished variations are stored
+    together every `sweep_store_seconds` or STORE_BYTES of results, and at its end
+    (store.sweeps.claim_batch, finish_batch), under one heartbeat. A single job waiting in the
+    broker runs at the next variation (_singles_first). The rest goes back to the queue after
+    `sweep_batch_seconds`, so that other sweeps get their turn on this worker process."""
     Session = get_sessionmaker(settings.database)
     with Session() as session:
-        sweep = session.get(Sweep, sweep_id)
-        if sweep is None:
-            return ["skipped"] * len(job_ids)
-        outputs = design.SweepSpec.model_validate(sweep.spec).outputs
-    until = time.monotonic() + settings.sweep_batch_seconds
-    outcomes = []
-    for k, job_id in enumerate(job_ids):
-        if k and (time.monotonic() > until or queue.waiting(settings, queue.JOB_QUEUE)):
-            with Session() as session:
-                sweeps.send_rest(settings, session, sweep_id, job_ids[k:])
-            return outcomes + ["deferred"] * (len(job_ids) - k)
-        outcomes.append(execute(settings, job_id, outputs))
-    return outcomes
+        claimed = sweeps.claim_batch(session, settings, sweep_id, job_ids)
+    if claimed is None:
+        return ["skipped"] * len(job_ids)
+    sweep, token, taken = claimed
+    outputs = design.SweepSpec.model_validate(sweep.spec).outputs
+    outcome = dict.fromkeys(job_ids, "skipped")
+    attempts = {job.id: job.attempts for job, _ in taken}
+    done: list[sweeps.Finished] = []
+    watch = _BatchWatch(settings, token, [job.id for job, _ in taken])
+    watch.start()
+
+    def store(durable: bool, rest: list[str] = ()) -> None:
+        if not done and not rest:
+            return
+        with Session() as session:
+            stored = set(sweeps.finish_batch(settings, session, sweep_id, token, done, durable, rest))
+        for f in done:
+            outcome[f.job_id] = f.status if f.job_id in stored else "abandoned"
+            if f.job_id in stored and attempts[f.job_id] > 1:  # earlier attempts may have left a file
+                remove_other_attempts(settings, f.job_id, f.results.result.path if f.results else None)
+            elif f.job_id not in stored and f.results is not None:  # canceled meanwhile: drop only our file
+                f.results.discard(settings)
+        done.clear()
+
+    began = stored_at = time.monotonic()
+    rest = []
+    try:
+        for k, (job, document) in enumerate(taken):
+            if k and (time.monotonic() > began + settings.sweep_batch_seconds or not _singles_first(settings, began)):
+                rest = [j.id for j, _ in taken[k:]]
+                break
+            if job.id not in watch.held:  # canceled since the claim
+                outcome[job.id] = "abandoned"
+                continue
+            watch.current, watch.progress = job.id, 0.0
+            started = utcnow()
+            ran = _simulate(settings, job.id, token, lambda: load_model(json.loads(document)), outputs,
+                            lambda: job.id not in watch.held,
+                            lambda fraction: setattr(watch, "progress", float(fraction)))
+            if ran is None:
+                outcome[job.id] = "abandoned"
+                continue
+            done.append(sweeps.Finished(job.id, *ran, started_at=started, finished_at=utcnow(),
+                                        progress=watch.progress))
+            if time.monotonic() - stored_at > settings.sweep_store_seconds or \
+                    sum(a.nbytes for f in done if f.results for a in f.results.arrays) >= STORE_BYTES:
+                store(durable=False)
+                stored_at = time.monotonic()
+        store(durable=True, rest=rest)  # the batch's last commit: the log up to it on disk
+        outcome.update(dict.fromkeys(rest, "deferred"))
+    finally:
+        watch.stop()
+    return [outcome[j] for j in job_ids]

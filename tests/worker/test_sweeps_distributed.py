@@ -64,8 +64,9 @@ def test_a_worker_killed_mid_sweep_every_variation_ends_once(client, cluster):
         attempts = conn.execute(text("SELECT attempts FROM jobs WHERE id = ANY(:ids)"), {"ids": ids}).scalars().all()
         stored = conn.execute(text("SELECT count(*) FROM results WHERE job_id = ANY(:ids)"), {"ids": ids}).scalar()
     engine.dispose()
-    # the killed process ran one job: that one alone ran twice; all ended once, with one result each
-    assert stored == 16 and max(attempts) <= 2 and attempts.count(2) <= 1, attempts
+    # the killed process held one batch (4 claimed at once): those of it not stored, and no
+    # other, ran twice; all ended once, with one result each
+    assert stored == 16 and max(attempts) <= 2 and attempts.count(2) <= 4, attempts
     for job_id in ids:  # one stored result per job, whichever attempt stored it
         folder = cluster["data"] / "data" / "results" / job_id
         assert not folder.exists() or len(list(folder.iterdir())) == 1

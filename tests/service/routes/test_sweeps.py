@@ -24,8 +24,9 @@ GRID = {"parameters": [{"path": "objects[spring].stiffness", "values": [50, 100,
 
 @pytest.fixture
 def settings(settings):
-    """Batches run whole here (test_a_batch_sends_back_its_rest_after_its_time checks the time)."""
-    return settings.model_copy(update={"sweep_batch_seconds": 600.0})
+    """Batches run whole here (test_a_batch_sends_back_its_rest_after_its_time checks the time),
+    8 variations each (the tests count the 20 of GRID in batches of 8)."""
+    return settings.model_copy(update={"sweep_batch_seconds": 600.0, "sweep_batch_size": 8})
 
 
 @pytest.fixture
@@ -269,17 +270,33 @@ def test_a_batch_sends_back_its_rest_after_its_time(client, settings, batches):
     assert client.get(f"/v1/sweeps/{sweep['id']}").json()["done"] == 1
 
 
-def test_a_single_job_waiting_in_the_broker_stops_a_batch_at_its_next_variation(client, settings, batches):
+def test_a_single_job_waiting_in_the_broker_runs_at_a_batch_s_next_variation(client, settings, batches, queued,
+                                                                               monkeypatch):
     from store import queue
-    from worker.runner import execute_batch, take_turn
+    from worker import runner
     sweep = post(client, {"model": example("spring_slider"), **GRID}).json()
-    sweep_id, ids = take_turn(settings)
-    assert execute_batch(settings, sweep_id, ids[:2]) == ["succeeded", "succeeded"]  # nothing waiting
+    sweep_id, ids = runner.take_turn(settings)
+    assert runner.execute_batch(settings, sweep_id, ids[:2]) == ["succeeded", "succeeded"]  # nothing waiting
+    single = client.post("/v1/jobs", json={"model": example("mini")}).json()["id"]
+    queue.get_celery(settings).send_task(queue.RUN_JOB, args=[single])  # its message, as dispatch sends it
+    ran, real = [], runner.execute
+    monkeypatch.setattr(runner, "execute", lambda settings, job_id: ran.append(job_id) or real(settings, job_id))
+    assert runner.execute_batch(settings, sweep_id, ids[2:4]) == ["succeeded", "succeeded"]
+    assert ran == [single] and client.get(f"/v1/jobs/{single}").json()["status"] == "succeeded"
+    assert queue.waiting(settings, queue.JOB_QUEUE) == 1  # its message finds the job taken
+
+
+def test_a_batch_that_ran_long_stops_for_a_waiting_single_job(client, settings, batches, monkeypatch):
+    from store import queue
+    from worker import runner
+    sweep = post(client, {"model": example("spring_slider"), **GRID}).json()
+    sweep_id, ids = runner.take_turn(settings)
+    monkeypatch.setattr(runner, "INLINE_SECONDS", 0.0)  # the batch's task near its time limit
     queue.get_celery(settings).send_task(queue.RUN_JOB, args=["0" * 32])
     assert queue.waiting(settings, queue.JOB_QUEUE) == 1
-    assert execute_batch(settings, sweep_id, ids[2:]) == ["succeeded"] + ["deferred"] * 5
-    assert batches[-1] == (sweep_id, ids[3:])
-    assert client.get(f"/v1/sweeps/{sweep['id']}").json()["done"] == 3
+    assert runner.execute_batch(settings, sweep_id, ids) == ["succeeded"] + ["deferred"] * 7
+    assert batches[-1] == (sweep_id, ids[1:])
+    assert client.get(f"/v1/sweeps/{sweep['id']}").json()["done"] == 1
 
 
 def test_numbers_of_items_are_checked_without_validating_every_variation(client, batches, monkeypatch):
@@ -310,3 +327,72 @@ def test_a_bad_number_is_422_naming_each_variation_and_path(client, batches, par
     assert sorted({p["variation"] for p in error["detail"]}) == bad
     assert all(p["path"] == f"variations[{p['variation']}].{says}" for p in error["detail"]), error["detail"]
     assert batches == []
+
+
+def test_a_variation_canceled_while_its_batch_runs_is_not_stored_and_the_others_are(client, settings, batches,
+                                                                                     monkeypatch):
+    from store import jobs, sweeps
+    from store.db import get_sessionmaker
+    from store.models import Job, Result
+    from worker.runner import execute_batch, take_turn
+    post(client, {"model": example("spring_slider"), **GRID})
+    sweep_id, ids = take_turn(settings)
+    real = sweeps.finish_batch
+
+    def cancel_first(settings, session, *args, **kwargs):  # canceled after it ran, before it is stored
+        jobs.cancel(session, settings, session.get(Job, ids[0]))
+        return real(settings, session, *args, **kwargs)
+    monkeypatch.setattr(sweeps, "finish_batch", cancel_first)
+    assert execute_batch(settings, sweep_id, ids[:3]) == ["abandoned", "succeeded", "succeeded"]
+    with get_sessionmaker(settings.database)() as session:
+        assert [session.get(Job, j).status for j in ids[:3]] == ["canceled", "succeeded", "succeeded"]
+        assert [session.get(Result, j) is not None for j in ids[:3]] == [False, True, True]
+
+
+def test_a_batch_whose_worker_died_runs_again_after_its_lease_one_variation_per_message(client, settings, batches,
+                                                                                        run_batches):
+    """The jobs of a batch not stored (its worker killed, or the database's crash lost an
+    asynchronous commit of it) stay running under the batch's lease: after it expires, the
+    reconciler sends each alone, and each ends once, with one result."""
+    import time
+
+    from store import jobs, sweeps
+    from store.db import get_sessionmaker
+    from store.models import Job, Result
+    from worker.runner import take_turn
+    sweep = post(client, {"model": example("spring_slider"), **GRID}).json()
+    sweep_id, ids = take_turn(settings)
+    with get_sessionmaker(settings.database)() as session:
+        assert len(sweeps.claim_batch(session, settings, sweep_id, ids)[2]) == 8  # and the worker dies
+        time.sleep(settings.lease_seconds + 0.1)
+        lost = jobs.reconcile(session, settings)
+        assert lost == ids
+        sweeps.dispatch(settings, session, lost)
+    assert batches[-8:] == [(sweep_id, [j]) for j in ids] and None not in batches[-8:]
+    assert [o for _, outcomes in run_batches() for o in outcomes] == ["succeeded"] * 20  # and the others
+    with get_sessionmaker(settings.database)() as session:
+        assert [session.get(Job, j).attempts for j in ids] == [2] * 8
+        assert all(session.get(Result, j) is not None for j in ids)
+    assert client.get(f"/v1/sweeps/{sweep['id']}").json()["done"] == 20
+
+
+def test_a_batch_s_heartbeat_extends_the_leases_it_holds_and_drops_a_canceled_job(client, settings, batches):
+    import time
+
+    from store import jobs, sweeps
+    from store.db import get_sessionmaker
+    from store.models import Job
+    from worker.runner import take_turn
+    post(client, {"model": example("spring_slider"), **GRID})
+    sweep_id, ids = take_turn(settings)
+    with get_sessionmaker(settings.database)() as session:
+        _, token, taken = sweeps.claim_batch(session, settings, sweep_id, ids)
+        leases = {j.id: j.lease_expires_at for j, _ in taken}
+        jobs.cancel(session, settings, session.get(Job, ids[1]))
+        time.sleep(0.01)
+        held = sweeps.heartbeat_batch(session, settings, token, set(ids), ids[0], 0.5)
+        assert held == set(ids) - {ids[1]}
+        session.expire_all()
+        rows = {j: session.get(Job, j) for j in ids}
+        assert all(rows[j].lease_expires_at > leases[j] for j in held) and rows[ids[0]].progress == 0.5
+        assert rows[ids[1]].status == "canceled" and rows[ids[2]].progress == 0.0
