@@ -14,7 +14,8 @@ def explicit_solver_problems(doc, settings: dict, names: dict, refs: dict) -> li
     """What Exudyn's explicit solvers refuse (see solvers/explicit.py), as problems at solve.solverType:
     Euler-parameter nodes, and with eliminateConstraints every constraint but a ConnectorCoordinate
     between a ground-node coordinate and a node coordinate (the item declarations' `explicit`); and
-    what only ours refuse: off-center planar rigid bodies (their mass matrix is not diagonal);
+    what only ours refuse: off-center planar rigid bodies and RigidBodyRxyz nodes (their mass matrix is not
+    diagonal);
     `refs` are the resolved references ((list, index, field) -> index)."""
     if doc.solve.type != "Dynamic" or doc.solve.solverType not in TABLEAUS:
         return []
@@ -25,6 +26,11 @@ def explicit_solver_problems(doc, settings: dict, names: dict, refs: dict) -> li
         problems.append(Problem("solve.solverType", f"{solver} cannot integrate Euler-parameter nodes "
                                 f"({', '.join(ep)}): they carry an algebraic normalization constraint and their "
                                 "mass matrix is singular without it (Exudyn aborts too); use GeneralizedAlpha"))
+    rxyz = [names["nodes"][i] for i, n in enumerate(doc.nodes) if n.nodeType == "RigidBodyRxyz"]
+    if rxyz:
+        problems.append(Problem("solve.solverType", f"{solver} cannot integrate the Tait-Bryan nodes "
+                                f"({', '.join(rxyz)}): their bodies' mass matrix is not diagonal, and mbserve's "
+                                "explicit solvers take diagonal ones only; use GeneralizedAlpha"))
     off = [names["objects"][i] for i, o in enumerate(doc.objects) if off_center(o)]
     if off:
         problems.append(Problem("solve.solverType", f"{solver} cannot integrate {', '.join(off)}: a RigidBody2D whose "

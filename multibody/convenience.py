@@ -167,8 +167,9 @@ class CreateRigidBody(_Create):
     """RigidBodyInertia, or a Cuboid, Cylinder or Sphere of a density"""
     gravity: S.Vector3 = Field(default_factory=lambda: [0.0] * 3)
     """a MassProportional load with this acceleration"""
-    nodeType: Literal["RotationEulerParameters"] = Field(
-        "RotationEulerParameters", description="NodeType; only Euler parameters (a RigidBodyEP node)")
+    nodeType: Literal["RotationEulerParameters", "RotationRxyz"] = Field(
+        "RotationEulerParameters", description="NodeType: Euler parameters (a RigidBodyEP node) or Tait-Bryan "
+        "angles (a RigidBodyRxyz node)")
     create2D: Literal[False] = False
     """false only (2D bodies are not supported)"""
     graphicsDataList: list[Any] = Field(default_factory=list)
@@ -315,6 +316,13 @@ def euler_parameters_t(omega: np.ndarray, ep: np.ndarray) -> np.ndarray:
     return 0.25 * (g.T.dot(omega))
 
 
+def rxyz_rates(omega: np.ndarray, rot: np.ndarray) -> np.ndarray:
+    """φ̇ = G⁻¹ ω of Tait-Bryan angles for a global angular velocity ω (Exudyn's AngularVelocity2RotXYZ_t)."""
+    c0, s0, c1, s1 = np.cos(rot[0]), np.sin(rot[0]), np.cos(rot[1]), np.sin(rot[1])
+    g_inv = (1 / c1) * np.array([[c1, s0 * s1, -c0 * s1], [0, c0 * c1, s0 * c1], [0, -s0, c0]])
+    return g_inv @ omega
+
+
 def _floats(a) -> list:
     return np.asarray(a, float).tolist()
 
@@ -416,18 +424,22 @@ class _Expansion:
         if i in self.failed:
             return None
         position, rotation = _frame(spec.referenceHT, spec.referencePosition, spec.referenceRotationMatrix)
-        ep = euler_parameters(rotation)
-        initial = [0.0] * 7
+        rxyz = spec.nodeType == "RotationRxyz"
+        parameters = R.tait_bryan_xyz if rxyz else euler_parameters
+        ref = parameters(rotation)
+        initial = [0.0] * (3 + len(ref))
         if spec.initialHT is not None or spec.initialDisplacement is not None or spec.initialRotationMatrix is not None:
             displacement, turn = _frame(spec.initialHT, spec.initialDisplacement, spec.initialRotationMatrix)
             # the initial rotation is superimposed on the reference rotation; coordinates are relative to it
-            initial = _floats(displacement) + _floats(euler_parameters(rotation @ turn) - ep)
+            initial = _floats(displacement) + _floats(parameters(rotation @ turn) - ref)
+        omega = np.array(spec.initialAngularVelocity, float)
         node = self.append("nodes", _named(spec.name and "Node:" + spec.name, {
-            "nodeType": "RigidBodyEP", "referenceCoordinates": _floats(position) + _floats(ep),
-            "addConstraintEquation": True, "initialCoordinates": initial,
+            "nodeType": "RigidBodyRxyz" if rxyz else "RigidBodyEP",
+            "referenceCoordinates": _floats(position) + _floats(ref),
+            **({} if rxyz else {"addConstraintEquation": True}), "initialCoordinates": initial,
             # Exudyn takes the rotation rates for the reference rotation, also with an initial rotation
             "initialVelocities": _floats(spec.initialVelocity)
-            + _floats(euler_parameters_t(np.array(spec.initialAngularVelocity, float), ep)),
+            + _floats(rxyz_rates(omega, ref) if rxyz else euler_parameters_t(omega, ref)),
             # Exudyn 1.13.6 draws the body from (inertia) graphics and sets the node's drawSize to 0
             "Vshow": spec.show, "VdrawSize": 0.0, "Vcolor": spec.color}))
         mass, tensor, com = spec.inertia.mass_tensor_com()
@@ -497,9 +509,11 @@ class _Expansion:
         n = self.lookup("nodes", body.nodeNumber)
         if n is None:
             raise LookupError(f"its nodeNumber {body.nodeNumber!r} is not a node")
-        node = (S.NodeRigidBodyEP if obj["objectType"] == "RigidBody" else S.NodePoint).model_validate(self.lists["nodes"][n])
-        q = np.array(node.referenceCoordinates, float)
-        return q[:3], (R.ep_rotation(q[3:]) if len(q) == 7 else np.eye(3))
+        raw = self.lists["nodes"][n]
+        rxyz = isinstance(raw, dict) and raw.get("nodeType") == "RigidBodyRxyz"
+        kind = (S.NodeRigidBodyRxyz if rxyz else S.NodeRigidBodyEP) if obj["objectType"] == "RigidBody" else S.NodePoint
+        q = np.array(kind.model_validate(raw).referenceCoordinates, float)
+        return q[:3], (R.rxyz_rotation(q[3:]) if rxyz else R.ep_rotation(q[3:]) if len(q) == 7 else np.eye(3))
 
     @staticmethod
     def joint_position(spec, bodies) -> np.ndarray:

@@ -61,6 +61,7 @@ class Model(NamedTuple):
     ftheta_ref: np.ndarray  # (nF,4) reference Euler parameters
     f_is_ep: np.ndarray  # (nF,) the frame has Euler-parameter rotation coordinates
     f_is_2d: np.ndarray  # (nF,) a planar frame: columns x, y, -, φ (its θ is [φ, 0, 0, 0])
+    f_is_rxyz: np.ndarray  # (nF,) Tait-Bryan angles x-y-z: columns x, y, z, φ0, φ1, φ2, - (θ = [φ0, φ1, φ2, 0])
     mframe: np.ndarray  # (nm,) each marker's frame
     mlocal: np.ndarray  # (nm,3) marker position in its frame
     mrot: np.ndarray  # (nm,3,3) marker rotation in its frame (localHT)
@@ -166,7 +167,7 @@ class Kin(NamedTuple):
     """The kinematics of one state (System.Kinematics' arrays; q, v with the dummy slot)."""
     q: np.ndarray
     v: np.ndarray
-    theta: np.ndarray  # (nF,4) the frame's rotation coordinates (Euler parameters, or [φ, 0, 0, 0])
+    theta: np.ndarray  # (nF,4) the frame's rotation coordinates (Euler parameters, [φ0, φ1, φ2, 0] or [φ, 0, 0, 0])
     theta_t: np.ndarray
     fA: np.ndarray  # (nF,3,3)
     fG: np.ndarray  # (nF,3,4) ω = G θ̇ (a planar frame: e_z in column 0)
@@ -440,6 +441,31 @@ def _planar_frame(phi, A, G, Gb):
 
 
 @jit_inline
+def _rxyz_frame(th, A, G, Gb):
+    """A = Rx(φ0) Ry(φ1) Rz(φ2), G and Ḡ (Exudyn's RotXYZ2RotationMatrix, RotXYZ2G, RotXYZ2Glocal) of a
+    Tait-Bryan frame (θ = [φ0, φ1, φ2, 0]); the fourth columns of G, Ḡ are 0."""
+    c0, s0, c1, s1, c2, s2 = np.cos(th[0]), np.sin(th[0]), np.cos(th[1]), np.sin(th[1]), np.cos(th[2]), np.sin(th[2])
+    A[0, 0], A[0, 1], A[0, 2] = c1 * c2, -c1 * s2, s1
+    A[1, 0], A[1, 1], A[1, 2] = s0 * s1 * c2 + c0 * s2, -s0 * s1 * s2 + c0 * c2, -s0 * c1
+    A[2, 0], A[2, 1], A[2, 2] = -c0 * s1 * c2 + s0 * s2, c0 * s1 * s2 + s0 * c2, c0 * c1
+    G[0, 0], G[0, 1], G[0, 2], G[0, 3] = 1.0, 0.0, s1, 0.0
+    G[1, 0], G[1, 1], G[1, 2], G[1, 3] = 0.0, c0, -c1 * s0, 0.0
+    G[2, 0], G[2, 1], G[2, 2], G[2, 3] = 0.0, s0, c0 * c1, 0.0
+    Gb[0, 0], Gb[0, 1], Gb[0, 2], Gb[0, 3] = c1 * c2, s2, 0.0, 0.0
+    Gb[1, 0], Gb[1, 1], Gb[1, 2], Gb[1, 3] = -c1 * s2, c2, 0.0, 0.0
+    Gb[2, 0], Gb[2, 1], Gb[2, 2], Gb[2, 3] = s1, 0.0, 1.0, 0.0
+
+
+@jit_inline
+def rxyz_gbar_t_rates(th, tt):
+    """Ḡ̇ φ̇ of a Tait-Bryan frame (RotXYZ2Glocal_t times the rates): ω̄̇ = Ḡ φ̈ + Ḡ̇ φ̇."""
+    c1, s1, c2, s2 = np.cos(th[1]), np.sin(th[1]), np.cos(th[2]), np.sin(th[2])
+    return ((-tt[2] * c1 * s2 - tt[1] * c2 * s1) * tt[0] + tt[2] * c2 * tt[1],
+            (tt[1] * s2 * s1 - tt[2] * c2 * c1) * tt[0] - tt[2] * s2 * tt[1],
+            tt[1] * c1 * tt[0])
+
+
+@jit_inline
 def kinematics(q, v, model, kin):
     """Frames of nodes and grounds, then markers (System.kinematics), into kin (allocated by the
     caller: returning 16 arrays from a compiled function costs more than the loops); q, v without
@@ -467,8 +493,11 @@ def kinematics(q, v, model, kin):
             _planar_frame(theta[f, 0], fA[f], fG[f], fGbar[f])
             fomega[f, 0], fomega[f, 1], fomega[f, 2] = 0.0, 0.0, theta_t[f, 0]
             continue
-        _ep_frame(theta[f], fA[f], fG[f], fGbar[f])  # G, Ḡ in place: no allocation per evaluation
-        if f_is_ep[f]:  # G, Ḡ and ω are zero on frames without rotation coordinates
+        if model.f_is_rxyz[f]:
+            _rxyz_frame(theta[f], fA[f], fG[f], fGbar[f])
+        else:
+            _ep_frame(theta[f], fA[f], fG[f], fGbar[f])  # G, Ḡ in place: no allocation per evaluation
+        if f_is_ep[f] or model.f_is_rxyz[f]:  # G, Ḡ and ω are zero on frames without rotation coordinates
             for i in range(3):
                 s = 0.0
                 for j in range(4):
@@ -588,9 +617,10 @@ def rigid_mass_times_into(out, x, ar, fA, fGbar, frame, cols, mass, com, inertia
 
 
 @jit
-def _rigid_qv(A, Gb, theta_t, m, b, J, x):
-    """One body's -(quadratic velocity terms) into x (7): -m A (ω̄×(ω̄×b)) and -Ḡᵀ(ω̄ × J ω̄)
-    (scalars only: this runs per body and residual)."""
+def _rigid_qv(A, Gb, theta, theta_t, m, b, J, rxyz, x):
+    """One body's -(quadratic velocity terms) into x (7): -m A (ω̄×(ω̄×b)) and -Ḡᵀ(ω̄ × J ω̄), on a
+    Tait-Bryan frame (rxyz) also the Ḡ̇ φ̇ terms (Euler parameters have none) as CObjectRigidBody's LHS:
+    +m A (b × Ḡ̇ φ̇) and -Ḡᵀ J Ḡ̇ φ̇ (scalars only: this runs per body and residual)."""
     w0 = Gb[0, 0] * theta_t[0] + Gb[0, 1] * theta_t[1] + Gb[0, 2] * theta_t[2] + Gb[0, 3] * theta_t[3]
     w1 = Gb[1, 0] * theta_t[0] + Gb[1, 1] * theta_t[1] + Gb[1, 2] * theta_t[2] + Gb[1, 3] * theta_t[3]
     w2 = Gb[2, 0] * theta_t[0] + Gb[2, 1] * theta_t[1] + Gb[2, 2] * theta_t[2] + Gb[2, 3] * theta_t[3]
@@ -610,24 +640,41 @@ def _rigid_qv(A, Gb, theta_t, m, b, J, x):
     c2 = w0 * Jw1 - w1 * Jw0
     for j in range(4):
         x[3 + j] = -(Gb[0, j] * c0 + Gb[1, j] * c1 + Gb[2, j] * c2)
+    if rxyz:
+        r0, r1, r2 = rxyz_gbar_t_rates(theta, theta_t)
+        Jr0 = J[0, 0] * r0 + J[0, 1] * r1 + J[0, 2] * r2
+        Jr1 = J[1, 0] * r0 + J[1, 1] * r1 + J[1, 2] * r2
+        Jr2 = J[2, 0] * r0 + J[2, 1] * r1 + J[2, 2] * r2
+        for j in range(3):
+            x[3 + j] -= Gb[0, j] * Jr0 + Gb[1, j] * Jr1 + Gb[2, j] * Jr2
+        c0, c1, c2 = b[1] * r2 - b[2] * r1, b[2] * r0 - b[0] * r2, b[0] * r1 - b[1] * r0
+        for i in range(3):
+            x[i] += m * (A[i, 0] * c0 + A[i, 1] * c1 + A[i, 2] * c2)
+
+
+@jit_inline
+def _tait_bryan_body(cols, k, n2):
+    """A rigid body on a RigidBodyRxyz node: its frame has no seventh column (a planar body's has no z)."""
+    return cols[k, 6] >= n2 and cols[k, 2] < n2
 
 
 @jit
-def rigid_quadratic_velocity(fA, fGbar, theta_t, frame, cols, mass, com, inertia, n2):
+def rigid_quadratic_velocity(fA, fGbar, theta, theta_t, frame, cols, mass, com, inertia, n2):
     """-(quadratic velocity terms) of all rigid bodies, scattered on n2."""
     out = np.empty(n2)
-    rigid_quadratic_velocity_into(out, np.empty(7), fA, fGbar, theta_t, frame, cols, mass, com, inertia)
+    rigid_quadratic_velocity_into(out, np.empty(7), fA, fGbar, theta, theta_t, frame, cols, mass, com, inertia)
     return out
 
 
 @jit
-def rigid_quadratic_velocity_into(out, x, fA, fGbar, theta_t, frame, cols, mass, com, inertia):
+def rigid_quadratic_velocity_into(out, x, fA, fGbar, theta, theta_t, frame, cols, mass, com, inertia):
     """rigid_quadratic_velocity into out (n2), with scratch x (7)."""
     n2 = out.shape[0]
     out[:] = 0.0
     for k in range(frame.shape[0]):
         f = frame[k]
-        _rigid_qv(fA[f], fGbar[f], theta_t[f], mass[k], com[k], inertia[k], x)
+        _rigid_qv(fA[f], fGbar[f], theta[f], theta_t[f], mass[k], com[k], inertia[k], _tait_bryan_body(cols, k, n2),
+                  x)
         for i in range(7):
             if cols[k, i] < n2:
                 out[cols[k, i]] += x[i]
@@ -637,8 +684,8 @@ def rigid_quadratic_velocity_into(out, x, fA, fGbar, theta_t, frame, cols, mass,
 def rigid_quadratic_velocity_jacobians(theta, theta_t, frame, cols, mass, com, inertia, q, v, n2):
     """∂f/∂q and ∂f/∂v (per body, 7x7) of the quadratic velocity terms f, as Exudyn forms them
     (CSystem::JacobianODE2RHS): forward differences with step 1e-7·max(0.01, |x|), x the
-    coordinate without its reference value. Only the Euler parameters and their rates enter f
-    (a planar body's φ and φ̇: its frame has no z column, System.fcols).
+    coordinate without its reference value. Only the rotation coordinates and their rates enter f
+    (a planar body's φ and φ̇: its frame has no z column; Tait-Bryan angles: no seventh, System.fcols).
     Leaving this out changes no converged result but the Newton path: with it, modified Newton
     takes Exudyn's iterations on spinning bodies."""
     nb = frame.shape[0]
@@ -648,12 +695,14 @@ def rigid_quadratic_velocity_jacobians(theta, theta_t, frame, cols, mass, com, i
     for k in range(nb):
         f = frame[k]
         m, b, J = mass[k], com[k], inertia[k]
-        planar = cols[k, 2] >= n2
+        planar, rxyz = cols[k, 2] >= n2, _tait_bryan_body(cols, k, n2)
         if planar:
             _planar_frame(theta[f, 0], A, G, Gb)
+        elif rxyz:
+            _rxyz_frame(theta[f], A, G, Gb)
         else:
             _ep_frame(theta[f], A, G, Gb)
-        _rigid_qv(A, Gb, theta_t[f], m, b, J, x0)
+        _rigid_qv(A, Gb, theta[f], theta_t[f], m, b, J, rxyz, x0)
         for j in range(4):
             c = cols[k, 3 + j]
             if c >= n2:
@@ -667,9 +716,11 @@ def rigid_quadratic_velocity_jacobians(theta, theta_t, frame, cols, mass, com, i
                     th[j] += eps
                 if planar:
                     _planar_frame(th[0], A, G, Gb)
+                elif rxyz:
+                    _rxyz_frame(th, A, G, Gb)
                 else:
                     _ep_frame(th, A, G, Gb)
-                _rigid_qv(A, Gb, tt, m, b, J, x1)
+                _rigid_qv(A, Gb, th, tt, m, b, J, rxyz, x1)
                 D = dv if wrt_rate else dq
                 for i in range(7):
                     D[k, i, 3 + j] = (x1[i] - x0[i]) / eps
@@ -1079,7 +1130,7 @@ def applied_forces(t, model, kin, w, load_factor):
             col = m.mcols[mk, c]
             if col < n2:
                 f[col] += m.l_weight[k] * (J[mk, 0, c] * x0 + J[mk, 1, c] * x1 + J[mk, 2, c] * x2)
-    rigid_quadratic_velocity_into(tmp, w.s7[0], kin.fA, kin.fGbar, kin.theta_t, m.b_frame, m.b_cols, m.b_mass,
+    rigid_quadratic_velocity_into(tmp, w.s7[0], kin.fA, kin.fGbar, kin.theta, kin.theta_t, m.b_frame, m.b_cols, m.b_mass,
                                   m.b_com, m.b_inertia)
     f += tmp
     if m.s_m0.shape[0]:

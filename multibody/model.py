@@ -36,9 +36,9 @@ LOAD_MARKERS = {
     "MassProportional": ({"BodyMass"}, "a BodyMass marker"),
     "Coordinate": (COORDINATE_MARKERS, "a NodeCoordinate marker"),
 }
-MARKER_NODES = {"NodeRigid": {"RigidBodyEP", "RigidBody2D"},  # marker type -> nodes
-                "NodePosition": {"RigidBodyEP", "RigidBody2D", "Point", "PointGround", "Point2D"},
-                "NodeCoordinate": {"RigidBodyEP", "RigidBody2D", "Point", "PointGround", "Point2D"}}
+MARKER_NODES = {"NodeRigid": {"RigidBodyEP", "RigidBodyRxyz", "RigidBody2D"},  # marker type -> nodes
+                "NodePosition": {"RigidBodyEP", "RigidBodyRxyz", "RigidBody2D", "Point", "PointGround", "Point2D"},
+                "NodeCoordinate": {"RigidBodyEP", "RigidBodyRxyz", "RigidBody2D", "Point", "PointGround", "Point2D"}}
 USER_FUNCTION_FIELDS = ("loadVectorUserFunction", "loadUserFunction", "springForceUserFunction")
 
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from .items import OBJECT_OUTPUTS, of_role
 from .output_kernels import empty_rows, row_bytes, row_kinematics
-from .rotations import cross, homogeneous_transformation, matvec, tait_bryan_xyz
+from .rotations import cross, homogeneous_transformation, matvec, rxyz_g_t_rates, tait_bryan_xyz
 from . import schema as S
 from .values import Problem, SensorSeries, did_you_mean
 
@@ -19,6 +19,9 @@ EP_NODE_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration", "Coor
 NODE_2D_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration", "Coordinates", "Coordinates_t",
                    "Coordinates_tt", "CoordinatesTotal", "RotationMatrix", "Rotation", "AngularVelocity",
                    "AngularVelocityLocal", "AngularAcceleration", "HomogeneousTransformation")
+RXYZ_NODE_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration", "Coordinates", "Coordinates_t",
+                     "Coordinates_tt", "CoordinatesTotal", "RotationMatrix", "Rotation", "AngularVelocity",
+                     "AngularVelocityLocal", "AngularAcceleration", "HomogeneousTransformation")  # as Exudyn 1.13.6
 POINT_2D_NODE_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration", "Coordinates", "Coordinates_t",
                          "Coordinates_tt", "CoordinatesTotal", "RotationMatrix", "Rotation", "AngularVelocity",
                          "AngularVelocityLocal", "HomogeneousTransformation")  # Exudyn 1.13.6: no rotation (I, 0)
@@ -49,7 +52,8 @@ def columns(var: str, n: int) -> list[str]:
 
 MOTION_OUTPUTS = ("Coordinate", "Coordinate_t", "Coordinate_tt", "Force")
 OUTPUT_VARIABLES: dict[str, dict[str, tuple[str, ...]]] = {  # list -> item type -> its output variables
-    "nodes": {"RigidBodyEP": EP_NODE_OUTPUTS, "Point": POINT_NODE_OUTPUTS, "PointGround": POINT_GROUND_OUTPUTS,
+    "nodes": {"RigidBodyEP": EP_NODE_OUTPUTS, "RigidBodyRxyz": RXYZ_NODE_OUTPUTS, "Point": POINT_NODE_OUTPUTS,
+              "PointGround": POINT_GROUND_OUTPUTS,
               "RigidBody2D": NODE_2D_OUTPUTS, "Point2D": POINT_2D_NODE_OUTPUTS},
     "objects": OBJECT_OUTPUTS,
     "markers": {"BodyRigid": RIGID_MARKER_OUTPUTS, "NodeRigid": RIGID_MARKER_OUTPUTS,
@@ -238,6 +242,14 @@ class SensorSet:
         a = np.concatenate([kin.a, np.zeros((len(kin.a), 1))], axis=1)
         return a[:, self.system.fcols[f]]
 
+    def angular_acceleration(self, f: int, kin, acc: np.ndarray) -> np.ndarray:
+        """α of frame f over rows (acc: frame_accelerations): G θ̈, on Tait-Bryan angles + Ġ φ̇ (Exudyn's
+        RotXYZ2G_t; Euler parameters have Ġ θ̇ = 0)."""
+        alpha = matvec(kin.fG[:, f], acc[:, 3:])
+        if self.system.f_is_rxyz[f]:
+            alpha = alpha + rxyz_g_t_rates(kin.theta[:, f], kin.theta_t[:, f])
+        return alpha
+
     def node_output(self, node: int, var: str, kin):
         s = self.system
         off, n = s.node_offset[node], s.node_ncoords[node]
@@ -252,12 +264,14 @@ class SensorSet:
             "RotationMatrix": lambda: kin.fA[:, f], "Rotation": lambda: tait_bryan_xyz(kin.fA[:, f]),
             "AngularVelocity": lambda: kin.fomega[:, f],
             "AngularVelocityLocal": lambda: matvec(kin.fGbar[:, f], kin.theta_t[:, f]),
-            "AngularAcceleration": lambda: matvec(kin.fG[:, f], a7()[:, 3:]),
+            "AngularAcceleration": lambda: self.angular_acceleration(f, kin, a7()),
             "AngularAccelerationLocal": lambda: matvec(kin.fGbar[:, f], a7()[:, 3:]),
             "HomogeneousTransformation": lambda: homogeneous_transformation(kin.fA[:, f], kin.fpos[:, f]),
         }
         if s.f_is_2d[f] and var == "Rotation":  # Exudyn: [0, 0, φ] with the reference, not wrapped
             return np.stack([np.zeros(len(q)), np.zeros(len(q)), kin.theta[:, f, 0]], axis=-1)
+        if s.f_is_rxyz[f] and var == "Rotation":  # Exudyn: the angles with their reference, not from A
+            return kin.theta[:, f, :3]
         return table[var]()
 
     def body_output(self, f: int, coords: slice, local: np.ndarray, var: str, kin):
@@ -268,6 +282,8 @@ class SensorSet:
         A = kin.fA[:, f]
         wbar = matvec(kin.fGbar[:, f], kin.theta_t[:, f])
         alpha_bar = matvec(kin.fGbar[:, f], acc[:, 3:])
+        if s.f_is_rxyz[f]:  # Ḡ̇ φ̇ ≠ 0: Aᵀ α, as Exudyn's AngularAccelerationLocal
+            alpha_bar = matvec(A.swapaxes(-1, -2), self.angular_acceleration(f, kin, acc))
         r = matvec(A, local)
         accel = lambda: acc[:, :3] + matvec(A, cross(alpha_bar, local) + cross(wbar, cross(wbar, local)))  # noqa: E731
         table = {
@@ -278,7 +294,7 @@ class SensorSet:
             "Acceleration": accel, "AccelerationLocal": lambda: matvec(A.swapaxes(-1, -2), accel()),
             "RotationMatrix": lambda: A, "Rotation": lambda: tait_bryan_xyz(A),
             "AngularVelocity": lambda: kin.fomega[:, f], "AngularVelocityLocal": lambda: wbar,
-            "AngularAcceleration": lambda: matvec(kin.fG[:, f], acc[:, 3:]),
+            "AngularAcceleration": lambda: self.angular_acceleration(f, kin, acc),
             "AngularAccelerationLocal": lambda: alpha_bar,
             "HomogeneousTransformation": lambda: homogeneous_transformation(A, kin.fpos[:, f] + r),  # at `local`
         }

@@ -41,6 +41,23 @@ def rotation_z(phi) -> np.ndarray:
     return a
 
 
+def rxyz_rotation(phi) -> np.ndarray:
+    """A = Rx(φ0) Ry(φ1) Rz(φ2) of Tait-Bryan angles (Exudyn's RotXYZ2RotationMatrix)."""
+    c0, s0, c1, s1 = np.cos(phi[0]), np.sin(phi[0]), np.cos(phi[1]), np.sin(phi[1])
+    c2, s2 = np.cos(phi[2]), np.sin(phi[2])
+    return np.array([[c1 * c2, -c1 * s2, s1],
+                     [s0 * s1 * c2 + c0 * s2, -s0 * s1 * s2 + c0 * c2, -s0 * c1],
+                     [-c0 * s1 * c2 + s0 * s2, c0 * s1 * s2 + s0 * c2, c0 * c1]])
+
+
+def rxyz_g_t_rates(phi: np.ndarray, phi_t: np.ndarray) -> np.ndarray:
+    """Ġ φ̇ of Tait-Bryan angles (Exudyn's RotXYZ2G_t times the rates; α = G φ̈ + Ġ φ̇), over rows (...,3+)."""
+    t0, t1, t2 = phi_t[..., 0], phi_t[..., 1], phi_t[..., 2]
+    c0, s0, c1, s1 = np.cos(phi[..., 0]), np.sin(phi[..., 0]), np.cos(phi[..., 1]), np.sin(phi[..., 1])
+    return np.stack([t1 * c1 * t2, -t0 * s0 * t1 + (t1 * s0 * s1 - t0 * c0 * c1) * t2,
+                     t0 * c0 * t1 + (-t0 * c1 * s0 - t1 * c0 * s1) * t2], axis=-1)
+
+
 def rotation_to_ep(r: np.ndarray) -> np.ndarray:
     """Unit Euler parameters of a rotation matrix (3,3) (Shepperd's method, θ0 >= 0)."""
     tr = np.trace(r)

@@ -125,6 +125,17 @@ class NodeRigidBodyEP(Item):
         return v
 
 
+class NodeRigidBodyRxyz(Item):
+    """A rigid-body node whose rotation coordinates are Tait-Bryan angles x-y-z (A = Rx(φ0) Ry(φ1) Rz(φ2)):
+    no algebraic constraint, singular at φ1 = ±π/2."""
+    nodeType: Literal["RigidBodyRxyz"]
+    referenceCoordinates: Vector6 = Field(default_factory=lambda: [0.0] * 6,
+                                          description="[x,y,z, φ0,φ1,φ2] (Tait-Bryan angles x-y-z, rad)")
+    initialCoordinates: Vector6 = Field(default_factory=lambda: [0.0] * 6,
+                                        description="q at startTime, added to reference")
+    initialVelocities: Vector6 = Field(default_factory=lambda: [0.0] * 6, description="q̇ at startTime (angle rates)")
+
+
 class NodePoint(Item):
     nodeType: Literal["Point"]
     referenceCoordinates: Vector3 = Field(default_factory=lambda: [0.0] * 3)
@@ -164,8 +175,9 @@ class NodePoint2D(Item):
     """velocity [vx, vy] at startTime"""
 
 
-NODE_COORDINATES = {"RigidBodyEP": 7, "RigidBody2D": 3, "Point": 3, "PointGround": 0, "Point2D": 2}  # ODE2 coordinates
-Node = Annotated[Union[NodeRigidBodyEP, NodePoint, NodePointGround, NodeRigidBody2D, NodePoint2D],
+NODE_COORDINATES = {"RigidBodyEP": 7, "RigidBodyRxyz": 6, "RigidBody2D": 3, "Point": 3, "PointGround": 0,
+                    "Point2D": 2}  # ODE2 coordinates
+Node = Annotated[Union[NodeRigidBodyEP, NodeRigidBodyRxyz, NodePoint, NodePointGround, NodeRigidBody2D, NodePoint2D],
                  Field(discriminator="nodeType")]
 
 
@@ -188,7 +200,7 @@ class ObjectGround(Item):
 class ObjectRigidBody(Item):
     objectType: Literal["RigidBody"]
     nodeNumber: Ref = -1
-    """its RigidBodyEP node (index or name)"""
+    """its RigidBodyEP or RigidBodyRxyz node (index or name)"""
     mass: FiniteFloat = 0.0
     """mass in kg; must be positive"""
     inertia: Vector6 = Field(default_factory=lambda: [0.0] * 6,
@@ -392,7 +404,7 @@ class MarkerNodeCoordinate(Item):
 class MarkerNodeRigid(Item):
     markerType: Literal["NodeRigid"]
     nodeNumber: Ref = -1
-    """the RigidBodyEP or RigidBody2D node (index or name)"""
+    """the RigidBodyEP, RigidBodyRxyz or RigidBody2D node (index or name)"""
     localHT: HT | None = None
     """frame relative to the node's frame"""
 

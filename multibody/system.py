@@ -69,6 +69,7 @@ class System:
         self.ftheta_ref = np.tile([1.0, 0.0, 0.0, 0.0], (nF, 1))
         self.f_is_ep = np.zeros(nF, dtype=bool)
         self.f_is_2d = np.zeros(nF, dtype=bool)
+        self.f_is_rxyz = np.zeros(nF, dtype=bool)
         for i, node in enumerate(doc.nodes):
             n = self.node_ncoords[i]
             if node.nodeType == "RigidBody2D":  # x, y, -, φ: the frame's translation and rotation columns
@@ -83,12 +84,16 @@ class System:
             if node.nodeType == "RigidBodyEP":
                 self.f_is_ep[i] = True
                 self.ftheta_ref[i] = node.referenceCoordinates[3:]
+            elif node.nodeType == "RigidBodyRxyz":  # x, y, z, φ0, φ1, φ2, -: θ = [φ0, φ1, φ2, 0]
+                self.f_is_rxyz[i] = True
+                self.ftheta_ref[i] = [*node.referenceCoordinates[3:], 0.0]
         for g, f in self.frame_of_ground.items():
             pos, rot = ground_pose(doc.objects[g])
             self.fpos_ref[f] = pos
             self.ftheta_ref[f] = R.rotation_to_ep(rot)
-        self.fA_ref = np.array([R.rotation_z(th[0]) if is_2d else R.ep_rotation(th)
-                                for th, is_2d in zip(self.ftheta_ref, self.f_is_2d)]).reshape(nF, 3, 3)
+        self.fA_ref = np.array([R.rotation_z(th[0]) if is_2d else R.rxyz_rotation(th) if rxyz else R.ep_rotation(th)
+                                for th, is_2d, rxyz in zip(self.ftheta_ref, self.f_is_2d, self.f_is_rxyz)]
+                               ).reshape(nF, 3, 3)
         # ---------------------------------------------------------------- markers
         nm = len(doc.markers)
         self.mframe = np.zeros(nm, dtype=int)
@@ -173,7 +178,7 @@ class System:
             return out
         fields = dict(
             fcols=self.fcols, fpos_ref=self.fpos_ref, ftheta_ref=self.ftheta_ref, f_is_ep=self.f_is_ep,
-            f_is_2d=self.f_is_2d,
+            f_is_2d=self.f_is_2d, f_is_rxyz=self.f_is_rxyz,
             mframe=self.mframe, mlocal=self.mlocal, mrot=self.mrot, mrot_identity=self.mrot_identity,
             mcols=self.mcols, b_frame=b.frame, b_cols=b.cols, b_mass=b.mass, b_com=b.com, b_inertia=b.inertia,
             p_cols=self.mass_points.cols, p_mass=self.mass_points.mass,

@@ -9,8 +9,8 @@ from .. import kernels as K
 from .. import schema as S
 from .declaration import ItemType
 
-RIGID_BODY_OUTPUTS = ("Position", "Displacement", "Velocity", "VelocityLocal", "Acceleration", "RotationMatrix",
-                      "Rotation", "AngularVelocity", "AngularVelocityLocal", "AngularAcceleration",
+RIGID_BODY_OUTPUTS = ("Position", "Displacement", "Velocity", "VelocityLocal", "Acceleration", "AccelerationLocal",
+                      "RotationMatrix", "Rotation", "AngularVelocity", "AngularVelocityLocal", "AngularAcceleration",
                       "AngularAccelerationLocal", "HomogeneousTransformation")
 POINT_BODY_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration")
 POINT_BODY_2D_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration", "RotationMatrix", "Rotation",
@@ -79,7 +79,7 @@ class RigidBodies:
 
     def quadratic_velocity(self, kin) -> np.ndarray:
         """-(LHS quadratic velocity terms): translation m A (ω̄×(ω̄×b)), rotation Ḡᵀ(ω̄ × J ω̄)."""
-        return K.rigid_quadratic_velocity(kin.fA, kin.fGbar, kin.theta_t, self.frame, self.cols, self.mass,
+        return K.rigid_quadratic_velocity(kin.fA, kin.fGbar, kin.theta, kin.theta_t, self.frame, self.cols, self.mass,
                                           self.com, self.inertia, len(kin.q) - 1)
 
 
@@ -132,7 +132,8 @@ class EPNormalization:
 
 
 ITEMS = (ItemType(S.ObjectGround, "body", RIGID_BODY_OUTPUTS, body_markers=frozenset({"BodyRigid", "BodyPosition"})),
-         ItemType(S.ObjectRigidBody, "body", RIGID_BODY_OUTPUTS, RigidBodies, nodes=frozenset({"RigidBodyEP"}),
+         ItemType(S.ObjectRigidBody, "body", RIGID_BODY_OUTPUTS, RigidBodies,
+                  nodes=frozenset({"RigidBodyEP", "RigidBodyRxyz"}),
                   body_markers=frozenset({"BodyRigid", "BodyPosition", "BodyMass"})),
          ItemType(S.ObjectMassPoint, "body", POINT_BODY_OUTPUTS, MassPoints, nodes=frozenset({"Point", "PointGround"}),
                   body_markers=frozenset({"BodyPosition", "BodyMass"})),

@@ -57,7 +57,7 @@ def build_in_exudyn(plain: callable, items: list[dict]) -> tuple[dict, dict]:
             if key in args:
                 args[key] = np.array(args[key])
         if "nodeType" in args:
-            args["nodeType"] = exu.NodeType.RotationEulerParameters
+            args["nodeType"] = getattr(exu.NodeType, args["nodeType"].removeprefix("NodeType."))
         index = getattr(mbs, item["objectType"])(**args)
         names[mbs.GetObject(index)["name"]] = int(index)
     return before, export_model(mbs, exu.SimulationSettings(), SOLVE)
@@ -144,6 +144,15 @@ def test_axis_joints_between_turned_bodies_are_exudyns_items(joint, global_frame
          "axis": [1, 0.05, 0.02], "useGlobalFrame": global_frame}])
 
 
+def test_revolute_joint_on_a_tait_bryan_body_is_exudyns_items():
+    """The joint frame from the body's reference angles (a RigidBodyRxyz node)."""
+    check_against_exudyn(ground_and_bodies, [
+        {"objectType": "CreateRigidBody", "name": "link", "referencePosition": [3, 1, 0], "inertia": CUBOID,
+         "referenceRotationMatrix": rbu.RotationMatrixY(1.1).tolist(), "nodeType": "NodeType.RotationRxyz"},
+        {"objectType": "CreateRevoluteJoint", "itemNumbers": ["arm", "link"], "position": [0.5, 0.2, -0.1],
+         "axis": [1, 1, 0.3], "useGlobalFrame": False}])
+
+
 @pytest.mark.parametrize("global_frame", [True, False])
 def test_spherical_joint_with_ground_and_mass_point_is_exudyns_items(global_frame):
     check_against_exudyn(ground_and_bodies, [
@@ -194,7 +203,10 @@ def test_a_distance_constraint_of_length_0_is_exudyns_spherical_joint_and_warns(
     {"inertia": {"type": "Sphere", "density": 1000, "radius": 0.1}, "initialHT":
         rbu.HomogeneousTransformation(rbu.RotationMatrixY(0.3), [0, 0.1, 0]).tolist(),
      "show": False, "color": [0, 1, 0, 1], "drawSize": 3, "graphicsDataList": [{"type": "Sphere"}]},
-], ids=["inertia6D-halfturn", "cylinder-initial-rotation", "sphere-initialHT"])
+    {"inertia": CUBOID, "referenceRotationMatrix": (rbu.RotationMatrixX(0.4) @ rbu.RotationMatrixY(-0.2)).tolist(),
+     "initialDisplacement": [0.1, 0, 0], "initialRotationMatrix": rbu.RotationMatrixZ(0.1).tolist(),
+     "initialAngularVelocity": [1, 2, 3], "nodeType": "NodeType.RotationRxyz"},
+], ids=["inertia6D-halfturn", "cylinder-initial-rotation", "sphere-initialHT", "rxyz-initial-rotation"])
 def test_rigid_bodies_are_exudyns_items(body):
     args = copy.deepcopy(body)
     if "graphicsDataList" in body:  # Exudyn wants its own graphics data; they are drawing only
