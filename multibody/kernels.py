@@ -212,6 +212,25 @@ class Work(NamedTuple):
     uf_work: np.ndarray  # the user functions' scratch
 
 
+class Entries(NamedTuple):
+    """The Newton matrix as the assembly writes it: entry k adds vals[k] at (rows[k], cols[k]), in an
+    order fixed by the model (alpha_kernel._assemble), so that the dense matrix sums them in the same
+    order every time and the sparse LU maps each entry to its place once (solvers.linear.SparseAnalysis).
+    count[0] is the number of entries written, also past the arrays' length (the caller then resizes)."""
+    rows: np.ndarray  # (capacity,) int64
+    cols: np.ndarray  # (capacity,) int64
+    vals: np.ndarray  # (capacity,)
+    count: np.ndarray  # (1,) int64
+
+
+@jit_inline
+def add_entry(E, r, c, value):
+    k = E.count[0]
+    if k < E.vals.shape[0]:
+        E.rows[k], E.cols[k], E.vals[k] = r, c, value
+    E.count[0] = k + 1
+
+
 # ---------------------------------------------------------------------------- compiled item types
 # An item type with its own kernels (items/README.md) plugs into the fused residual, applied_forces
 # and alpha_kernel._assemble without an edit there. Its items are one small NamedTuple of arrays (its
@@ -289,10 +308,10 @@ def compiled_rows(constraints, kin, lam, velocity_level, rq, rg):
     """rq += C_qᵀλ and rg = g (λ for inactive items) of every compiled constraint type."""
 
 
-def compiled_matrix(A, forces, constraints, kin, k_factor, d_factor, level_factor, velocity_factor,
+def compiled_matrix(E, forces, constraints, kin, k_factor, d_factor, level_factor, velocity_factor,
                     acceleration_factor):
-    """A += −(k_factor ∂F/∂q + d_factor ∂F/∂v) of the compiled force types and C_qᵀ, factor·C_q and the
-    (λ, λ) diagonal of inactive items of the compiled constraint types (as alpha_kernel._assemble)."""
+    """Entries E of −(k_factor ∂F/∂q + d_factor ∂F/∂v) of the compiled force types and C_qᵀ, factor·C_q and
+    the (λ, λ) diagonal of inactive items of the compiled constraint types (as alpha_kernel._assemble)."""
 
 
 @overload(compiled_forces, inline="always", **_OVERLOAD)  # a call passes every type's arrays
@@ -340,33 +359,33 @@ def _compiled_rows(constraints, kin, lam, velocity_level, rq, rg):
 
 
 @overload(compiled_matrix, **_OVERLOAD)
-def _compiled_matrix(A, forces, constraints, kin, k_factor, d_factor, level_factor, velocity_factor,
+def _compiled_matrix(E, forces, constraints, kin, k_factor, d_factor, level_factor, velocity_factor,
                      acceleration_factor):
     if len(forces) == 0 and len(constraints) == 0:
-        return lambda A, forces, constraints, kin, k_factor, d_factor, level_factor, velocity_factor, \
+        return lambda E, forces, constraints, kin, k_factor, d_factor, level_factor, velocity_factor, \
             acceleration_factor: None
 
-    def impl(A, forces, constraints, kin, k_factor, d_factor, level_factor, velocity_factor, acceleration_factor):
+    def impl(E, forces, constraints, kin, k_factor, d_factor, level_factor, velocity_factor, acceleration_factor):
         n2 = kin.q.shape[0] - 1
-        compiled_force_matrix(A, forces, kin, n2, k_factor, d_factor)
-        compiled_constraint_matrix(A, constraints, kin, n2, level_factor, velocity_factor, acceleration_factor)
+        compiled_force_matrix(E, forces, kin, n2, k_factor, d_factor)
+        compiled_constraint_matrix(E, constraints, kin, n2, level_factor, velocity_factor, acceleration_factor)
     return impl
 
 
-def compiled_force_matrix(A, forces, kin, n2, k_factor, d_factor):
-    """A += −(k_factor ∂F/∂q + d_factor ∂F/∂v) of the compiled force types."""
+def compiled_force_matrix(E, forces, kin, n2, k_factor, d_factor):
+    """E += −(k_factor ∂F/∂q + d_factor ∂F/∂v) of the compiled force types."""
 
 
-def compiled_constraint_matrix(A, constraints, kin, n2, level_factor, velocity_factor, acceleration_factor):
-    """A += C_qᵀ, factor·C_q (by each row's level) and the (λ, λ) diagonal of inactive items."""
+def compiled_constraint_matrix(E, constraints, kin, n2, level_factor, velocity_factor, acceleration_factor):
+    """E += C_qᵀ, factor·C_q (by each row's level) and the (λ, λ) diagonal of inactive items."""
 
 
 @overload(compiled_force_matrix, **_OVERLOAD)
-def _compiled_force_matrix(A, forces, kin, n2, k_factor, d_factor):
+def _compiled_force_matrix(E, forces, kin, n2, k_factor, d_factor):
     if len(forces) == 0:
-        return lambda A, forces, kin, n2, k_factor, d_factor: None
+        return lambda E, forces, kin, n2, k_factor, d_factor: None
 
-    def impl(A, forces, kin, n2, k_factor, d_factor):
+    def impl(E, forces, kin, n2, k_factor, d_factor):
         data = forces[0]
         n, nc = data.cols.shape
         dq, dv = np.zeros((n, nc, nc)), np.zeros((n, nc, nc))
@@ -377,17 +396,17 @@ def _compiled_force_matrix(A, forces, kin, n2, k_factor, d_factor):
                 for j in range(nc):
                     c = data.cols[k, j]
                     if r < n2 and c < n2:
-                        A[r, c] += -(k_factor * dq[k, i, j] + d_factor * dv[k, i, j])
-        compiled_force_matrix(A, forces[1:], kin, n2, k_factor, d_factor)
+                        add_entry(E, r, c, -(k_factor * dq[k, i, j] + d_factor * dv[k, i, j]))
+        compiled_force_matrix(E, forces[1:], kin, n2, k_factor, d_factor)
     return impl
 
 
 @overload(compiled_constraint_matrix, **_OVERLOAD)
-def _compiled_constraint_matrix(A, constraints, kin, n2, level_factor, velocity_factor, acceleration_factor):
+def _compiled_constraint_matrix(E, constraints, kin, n2, level_factor, velocity_factor, acceleration_factor):
     if len(constraints) == 0:
-        return lambda A, constraints, kin, n2, level_factor, velocity_factor, acceleration_factor: None
+        return lambda E, constraints, kin, n2, level_factor, velocity_factor, acceleration_factor: None
 
-    def impl(A, constraints, kin, n2, level_factor, velocity_factor, acceleration_factor):
+    def impl(E, constraints, kin, n2, level_factor, velocity_factor, acceleration_factor):
         data = constraints[0]
         (n, nr), nc = data.ae.shape, data.cols.shape[1]
         g, C = np.empty((n, nr)), np.empty((n, nr, nc))
@@ -401,10 +420,10 @@ def _compiled_constraint_matrix(A, constraints, kin, n2, level_factor, velocity_
                 for j in range(nc):
                     c = data.cols[k, j]
                     if c < n2:
-                        A[c, row] += C[k, r, j] * act
-                        A[row, c] += C[k, r, j] * act * factor
-                A[row, row] += 1.0 - act
-        compiled_constraint_matrix(A, constraints[1:], kin, n2, level_factor, velocity_factor, acceleration_factor)
+                        add_entry(E, c, row, C[k, r, j] * act)
+                        add_entry(E, row, c, C[k, r, j] * act * factor)
+                add_entry(E, row, row, 1.0 - act)
+        compiled_constraint_matrix(E, constraints[1:], kin, n2, level_factor, velocity_factor, acceleration_factor)
     return impl
 
 
@@ -1255,10 +1274,17 @@ def residual(t, a, lam, velocity_level, model, kin, w):
 def lu_solve_csc(b, perm_r, perm_c, Lp, Li, Lx, Up, Ui, Ux, Ud):
     """x with A x = b from SuperLU's Pr A Pc = L U: L unit lower and U strictly upper triangular
     in CSC without their diagonals, Ud the diagonal of U. SuperLU's own solve costs ~5x more."""
-    n = b.shape[0]
-    y = np.empty(n)
+    x = b.copy()
+    lu_solve_csc_into(x, np.empty(b.shape[0]), perm_r, perm_c, Lp, Li, Lx, Up, Ui, Ux, Ud)
+    return x
+
+
+@jit_inline
+def lu_solve_csc_into(x, y, perm_r, perm_c, Lp, Li, Lx, Up, Ui, Ux, Ud):
+    """x := A⁻¹x as lu_solve_csc, y scratch."""
+    n = x.shape[0]
     for i in range(n):
-        y[perm_r[i]] = b[i]
+        y[perm_r[i]] = x[i]
     for j in range(n):
         yj = y[j]
         for k in range(Lp[j], Lp[j + 1]):
@@ -1268,10 +1294,50 @@ def lu_solve_csc(b, perm_r, perm_c, Lp, Li, Lx, Up, Ui, Ux, Ud):
         yj = y[j]
         for k in range(Up[j], Up[j + 1]):
             y[Ui[k]] -= Ux[k] * yj
-    x = np.empty(n)
     for i in range(n):
         x[i] = y[perm_c[i]]
-    return x
+
+
+# sparse_lu_refactor's answers
+LU_SINGULAR, LU_DONE, LU_REPIVOT = 0, 1, 2
+
+
+@jit_inline
+def sparse_lu_refactor(Ap, Ai, Ax, Lp, Li, Lx, Up, Ui, Ux, Ud, x):
+    """L U = A' (CSC Ap/Ai/Ax, rows and columns already in the pivot order) on the fixed patterns of L
+    (strictly lower) and U (strictly upper, rows ascending per column) that SparseAnalysis found for
+    this order: left-looking, column by column, x a zeroed scratch of length n (left zeroed). LU_SINGULAR
+    when a pivot is at round-off level of its column (as the dense LU); LU_REPIVOT when it fell below
+    0.1 of the column's largest candidate, so that the pivot order chosen earlier is no longer stable
+    (threshold partial pivoting, as UMFPACK's default)."""
+    n = Ud.shape[0]
+    for j in range(n):
+        col_max = 0.0
+        for p in range(Ap[j], Ap[j + 1]):
+            x[Ai[p]] = Ax[p]
+            col_max = max(col_max, abs(Ax[p]))
+        for p in range(Up[j], Up[j + 1]):  # ascending rows k < j: x[k] is final when reached
+            k = Ui[p]
+            ukj = x[k]
+            Ux[p] = ukj
+            x[k] = 0.0
+            if ukj != 0.0:
+                for q in range(Lp[k], Lp[k + 1]):
+                    x[Li[q]] -= Lx[q] * ukj
+        d = x[j]
+        x[j] = 0.0
+        below = 0.0
+        for q in range(Lp[j], Lp[j + 1]):
+            below = max(below, abs(x[Li[q]]))
+        if not abs(d) > 1e-13 * col_max or not abs(d) >= 0.1 * below:
+            for q in range(Lp[j], Lp[j + 1]):
+                x[Li[q]] = 0.0
+            return LU_SINGULAR if not abs(d) > 1e-13 * col_max else LU_REPIVOT
+        Ud[j] = d
+        for q in range(Lp[j], Lp[j + 1]):
+            Lx[q] = x[Li[q]] / d
+            x[Li[q]] = 0.0
+    return LU_DONE
 
 
 @jit

@@ -1,5 +1,5 @@
 """The generalized-α time loop as one compiled call (kernels.residual covers every item type,
-motions included), for models with a Newton matrix small enough for a dense LU.
+motions included), with a dense LU for small Newton matrices and a sparse one for large ones.
 
 On small models the Python step loop costs far more than the arithmetic (a numba call with the
 model's ~50 arrays costs ~8 µs to dispatch, the residual itself ~1 µs), so here predictor,
@@ -11,22 +11,24 @@ singular matrix, a non-finite update, a motion's law undefined) hands the state 
 Python loop, which owns the diagnostics.
 
 Numba's on-disk cache does not notice changes of the kernels these call (kernels.py, another
-file): after changing those, delete the cached `alpha_kernel.*` files (or touch this file).
+file): after changing those, delete the cached `alpha_kernel.*` files (or touch this file). Any
+change of this file recompiles all of them; the Python that drives them is in compiled_loop.py.
 """
 from __future__ import annotations
 
 import math
-import time
+from typing import NamedTuple
 
 import numpy as np
 
-from ..kernels import (CONVERGED, GIVE_UP, RESTART, borrowed, compiled_matrix, eval_program, jit, jit_inline,
-                       kinematics, motion_rows, newton_parameters, newton_rules, newton_update, residual,
-                       rigid_mass_matrices, rigid_quadratic_velocity_jacobians, spring_jacobians, work)
-from .repeated_call import RepeatedCall
+from ..kernels import (CONVERGED, GIVE_UP, LU_DONE, LU_REPIVOT, LU_SINGULAR, RESTART, Entries, add_entry, borrowed,
+                       compiled_matrix, eval_program, jit, jit_inline, kinematics, lu_solve_csc_into, motion_rows,
+                       newton_rules, newton_update, residual, rigid_mass_matrices,
+                       rigid_quadratic_velocity_jacobians, sparse_lu_refactor, spring_jacobians, work)
 
 # return codes of run_steps
-DONE, PAUSED, NEWTON_FAILED, NOT_FINITE, HAND_BACK = 0, 1, 2, 3, 4
+DONE, PAUSED, NEWTON_FAILED, NOT_FINITE, HAND_BACK, LINEAR_SETUP = 0, 1, 2, 3, 4, 5
+LU_SETUP = 3  # _lu's answer when Python must first size the entries or analyze the sparse pattern
 # layout of the float and int state arrays shared with the caller
 T, H, WRITE_NEXT, FAIL_H = range(4)
 STEP_INDEX, N_STEPS, GOOD_STEPS, ITERATIONS, JACOBIANS, JACOBIAN_REQUESTED, ROWS = range(7)
@@ -48,7 +50,7 @@ def _residual(t, q, v, a, lam, velocity_level, model, kin, w):
 
 
 @jit
-def _assemble(A, t, model, kin, w, mass_factor, k_factor, d_factor, level_factor, velocity_factor,
+def _assemble(E, t, model, kin, w, mass_factor, k_factor, d_factor, level_factor, velocity_factor,
               acceleration_factor):
     """J̃ = mass_factor·M − k_factor·∂f/∂q − d_factor·∂f/∂v at time t, C_qᵀ, level_factor·C_q
     (velocity_factor·C_q for velocity-level rows, acceleration_factor·C_q for acceleration-level
@@ -63,9 +65,9 @@ def _assemble(A, t, model, kin, w, mass_factor, k_factor, d_factor, level_factor
         m.j_active
     fA, fGbar, pos, vel, Jpos = kin.fA, kin.fGbar, kin.pos, kin.vel, kin.Jpos
     eC, jC = w.eC, w.jC
-    n2 = A.shape[0] - w.rg.shape[0]
+    n2 = kin.q.shape[0] - 1
     uf = (m.uf_code, m.uf_consts, m.uf_start, w.uf_x, w.uf_work)
-    A[:] = 0.0
+    E.count[0] = 0
     nb = b_frame.shape[0]
     if nb:  # no allocations without rigid bodies
         M = rigid_mass_matrices(fA, fGbar, b_frame, b_mass, b_com, b_inertia)
@@ -82,10 +84,10 @@ def _assemble(A, t, model, kin, w, mass_factor, k_factor, d_factor, level_factor
                 for j in range(7):
                     c = b_cols[k, j]
                     if c < n2:
-                        A[r, c] += M[k, i, j] * mass_factor - (k_factor * qv_q[k, i, j] + d_factor * qv_v[k, i, j])
+                        add_entry(E, r, c, M[k, i, j] * mass_factor - (k_factor * qv_q[k, i, j] + d_factor * qv_v[k, i, j]))
     for k in range(m.p_mass.shape[0]):  # mass points m I, planar rigid bodies diag(m, m, J)
         for i in range(3):
-            A[m.p_cols[k, i], m.p_cols[k, i]] += m.p_mass[k, i] * mass_factor
+            add_entry(E, m.p_cols[k, i], m.p_cols[k, i], m.p_mass[k, i] * mass_factor)
     if s_m0.shape[0]:
         dq, dv = spring_jacobians(t, pos, vel, Jpos, s_m0, s_m1, s_k, s_d, s_L0, s_fa, s_voff, s_active, m.s_uf, uf)
         for k in range(s_m0.shape[0]):
@@ -96,7 +98,7 @@ def _assemble(A, t, model, kin, w, mass_factor, k_factor, d_factor, level_factor
                 for j in range(14):
                     c = mcols[s_m0[k], j] if j < 7 else mcols[s_m1[k], j - 7]
                     if c < n2:
-                        A[r, c] += -(k_factor * dq[k, i, j] + d_factor * dv[k, i, j])
+                        add_entry(E, r, c, -(k_factor * dq[k, i, j] + d_factor * dv[k, i, j]))
     KD = w.mats  # (2,3,3) scratch
     for k in range(m.c_m0.shape[0]):  # Cartesian spring-dampers: -Jdᵀ diag(k) Jd, Jd = [-J0, J1]
         if not m.c_active[k]:
@@ -133,7 +135,7 @@ def _assemble(A, t, model, kin, w, mass_factor, k_factor, d_factor, level_factor
                     jj = -Jpos[m.c_m0[k], x, j] if j < 7 else Jpos[m.c_m1[k], x, j - 7]
                     sq += ji * m.c_k[k, x] * jj
                     sv += ji * m.c_d[k, x] * jj
-                A[r, c] += -(k_factor * -sq + d_factor * -sv)
+                add_entry(E, r, c, -(k_factor * -sq + d_factor * -sv))
     for k in range(m.cs_cols.shape[0]):  # coordinate spring-dampers: k·[[-1, 1], [1, -1]]
         act = 1.0 if m.cs_active[k] else 0.0
         ck, cd = m.cs_k[k], m.cs_d[k]
@@ -148,14 +150,14 @@ def _assemble(A, t, model, kin, w, mass_factor, k_factor, d_factor, level_factor
                 c = m.cs_cols[k, j]
                 if r < n2 and c < n2:
                     sign = -1.0 if i == j else 1.0
-                    A[r, c] += -(k_factor * (ck * sign * act) + d_factor * (cd * sign * act))
+                    add_entry(E, r, c, -(k_factor * (ck * sign * act) + d_factor * (cd * sign * act)))
     for k in range(e_cols.shape[0]):  # Euler-parameter normalization: always active
         row = n2 + e_ae[k, 0]
         for j in range(7):
             c = e_cols[k, j]
             if c < n2:
-                A[c, row] += eC[k, 0, j]
-                A[row, c] += eC[k, 0, j] * level_factor
+                add_entry(E, c, row, eC[k, 0, j])
+                add_entry(E, row, c, eC[k, 0, j] * level_factor)
     for k in range(j_m0.shape[0]):
         act = 1.0 if j_active[k] else 0.0
         for r in range(j_nrows[k]):
@@ -164,9 +166,9 @@ def _assemble(A, t, model, kin, w, mass_factor, k_factor, d_factor, level_factor
                 c = j_cols[k, j]
                 if c < n2:
                     C = jC[k, r, j] * act
-                    A[c, row] += C
-                    A[row, c] += C * level_factor
-            A[row, row] += 1.0 - act
+                    add_entry(E, c, row, C)
+                    add_entry(E, row, c, C * level_factor)
+            add_entry(E, row, row, 1.0 - act)
     for k in range(m.cc_cols.shape[0]):
         act = 1.0 if m.cc_active[k] else 0.0
         row = n2 + m.cc_ae[k, 0]
@@ -175,9 +177,9 @@ def _assemble(A, t, model, kin, w, mass_factor, k_factor, d_factor, level_factor
             c = m.cc_cols[k, j]
             if c < n2:
                 C = w.ccC[k, 0, j] * act
-                A[c, row] += C
-                A[row, c] += C * level
-        A[row, row] += 1.0 - act
+                add_entry(E, c, row, C)
+                add_entry(E, row, c, C * level)
+        add_entry(E, row, row, 1.0 - act)
     for k in range(m.mo_m0.shape[0]):  # motions: always active
         row = n2 + m.mo_ae[k]
         level = m.mo_levels[k]
@@ -185,10 +187,77 @@ def _assemble(A, t, model, kin, w, mass_factor, k_factor, d_factor, level_factor
         for j in range(14):
             c = m.mo_cols[k, j]
             if c < n2:
-                A[c, row] += w.mo_C[k, j]
-                A[row, c] += w.mo_C[k, j] * factor
-    compiled_matrix(A, m.x_forces, m.x_constraints, kin, k_factor, d_factor, level_factor, velocity_factor,
+                add_entry(E, c, row, w.mo_C[k, j])
+                add_entry(E, row, c, w.mo_C[k, j] * factor)
+    compiled_matrix(E, m.x_forces, m.x_constraints, kin, k_factor, d_factor, level_factor, velocity_factor,
                     acceleration_factor)
+
+
+class LinearSystem(NamedTuple):
+    """The Newton matrix of the compiled loops and its LU: dense (_lu_factor) for small systems, else
+    sparse (kernels.sparse_lu_refactor) in the pivot order and on the factor patterns that
+    linear.sparse_analysis found from the first assembled matrix. The arrays of the other kind are empty."""
+    entries: Entries
+    sparse: np.ndarray  # (2,) int64: the sparse LU is used; its analysis is current
+    A: np.ndarray  # (n,n) the matrix, overwritten by its LU
+    piv: np.ndarray
+    ptr: np.ndarray  # _lu_factor's nonzeros of the factors
+    idx: np.ndarray
+    val: np.ndarray
+    slot: np.ndarray  # each entry's place in Ax
+    Ap: np.ndarray  # A' = the matrix in pivot order, CSC
+    Ai: np.ndarray
+    Ax: np.ndarray
+    perm_r: np.ndarray
+    perm_c: np.ndarray
+    Lp: np.ndarray  # L (strictly lower) and U (strictly upper) in CSC, U's diagonal Ud
+    Li: np.ndarray
+    Lx: np.ndarray
+    Up: np.ndarray
+    Ui: np.ndarray
+    Ux: np.ndarray
+    Ud: np.ndarray
+    x: np.ndarray  # scratch, zero between factorizations
+    y: np.ndarray  # scratch
+
+
+@jit
+def _lu(fact, colmax):
+    """The LU of the assembled entries: LU_DONE, LU_SINGULAR (a pivot at round-off level of its column),
+    or LU_SETUP when Python must first resize the entries or (again, when a pivot of the sparse
+    order became unstable) analyze the sparse pattern (CompiledLoop.setup)."""
+    E = fact.entries
+    count = E.count[0]
+    if count > E.vals.shape[0]:
+        return LU_SETUP
+    if fact.sparse[0]:
+        if not fact.sparse[1]:
+            return LU_SETUP
+        Ax = fact.Ax
+        Ax[:] = 0.0
+        for k in range(count):
+            Ax[fact.slot[k]] += E.vals[k]
+        code = sparse_lu_refactor(fact.Ap, fact.Ai, Ax, fact.Lp, fact.Li, fact.Lx, fact.Up, fact.Ui, fact.Ux, fact.Ud,
+                                  fact.x)
+        if code == LU_REPIVOT:
+            fact.sparse[1] = 0
+            return LU_SETUP
+        return code
+    A = fact.A
+    A[:] = 0.0
+    for k in range(count):
+        A[E.rows[k], E.cols[k]] += E.vals[k]
+    return LU_DONE if _lu_factor(A, fact.piv, colmax, fact.ptr, fact.idx, fact.val) else LU_SINGULAR
+
+
+@jit_inline
+def _solve(fact, x):
+    """x := J̃⁻¹x with _lu's factors."""
+    if fact.sparse[0]:
+        lu_solve_csc_into(x, fact.y, fact.perm_r, fact.perm_c, fact.Lp, fact.Li, fact.Lx, fact.Up, fact.Ui, fact.Ux,
+                          fact.Ud)
+    else:
+        _lu_solve(fact.A, fact.piv, fact.ptr, fact.idx, fact.val, x)
 
 
 @jit
@@ -257,14 +326,14 @@ def _lu_solve(A, piv, ptr, idx, val, x):
 
 @jit_inline
 def _factorize(fact, colmax, t, model, kin, w, method, h):
-    """The Newton matrix at t (_assemble) and its LU in fact. Inlined into _newton: a call passes every array
-    of the model's tuples (kernels.jit_inline), and _assemble's call is the one left."""
+    """The Newton matrix at t (_assemble) and its LU (_lu's answer). Inlined into _newton: a call passes every
+    array of the model's tuples (kernels.jit_inline), and _assemble's call is the one left."""
     beta, gamma, alpha_m, alpha_f, _, index2 = method
     c = (1.0 - alpha_f) / (1.0 - alpha_m)
     level = gamma / (beta * h) if index2 else 1.0
-    A, piv, ptr, idx, val = fact
-    _assemble(A, t, model, kin, w, 1.0 / c, beta * h * h, gamma * h, level, gamma / (beta * h), 1.0 / (c * beta * h * h))
-    return _lu_factor(A, piv, colmax, ptr, idx, val)
+    _assemble(fact.entries, t, model, kin, w, 1.0 / c, beta * h * h, gamma * h, level, gamma / (beta * h),
+              1.0 / (c * beta * h * h))
+    return _lu(fact, colmax)
 
 
 @jit_inline
@@ -272,7 +341,7 @@ def _newton(t1, h, q, v, a, abar, qn, vn, an, lam, ahat, rhs, method, newton, ma
             istate):
     """One step t -> t + h as Integrator.step (Exudyn's Newton rules): (1 converged (qn, vn, an,
     lam, abar updated) | 0 Newton failed | -1 hand back (singular matrix, non-finite update, a
-    motion's law undefined), iterations). Inlined into run_steps, with the residual inlined at its one
+    motion's law undefined) | -2 the LU needs CompiledLoop.setup, iterations). Inlined into run_steps, with the residual inlined at its one
     call site here: a compiled call increfs and decrefs every array of the model's tuples, which cost
     more than a small model's step (kernels.jit_inline)."""
     beta, gamma, alpha_m, alpha_f, newmark, index2 = method
@@ -318,15 +387,16 @@ def _newton(t1, h, q, v, a, abar, qn, vn, an, lam, ahat, rhs, method, newton, ma
             return 0, max_it
         it += 1
         if full or istate[JACOBIAN_REQUESTED]:
-            if not _factorize(fact, colmax, t1, model, kin, w, method, h):
-                return -1, it
+            lu = _factorize(fact, colmax, t1, model, kin, w, method, h)
+            if lu != LU_DONE:
+                return (-1 if lu == LU_SINGULAR else -2), it
             istate[JACOBIAN_REQUESTED] = 0
             istate[JACOBIANS] += 1
         for i in range(n2):
             rhs[i] = rq[i] * bh2
         for i in range(rg.shape[0]):
             rhs[n2 + i] = rg[i]
-        _lu_solve(*fact, rhs)
+        _solve(fact, rhs)
         for i in range(rhs.shape[0]):
             if not math.isfinite(rhs[i]):
                 return -1, it
@@ -350,8 +420,8 @@ def initial_accelerations(model, t, q, v, fact, x):
     """x = [q̈; λ] from [[M, C_qᵀ], [C_q, 0]] x = [f; -d/dt(C_q v)] as Integrator.initial_accelerations
     (d/dt by central differences along v, the same steps; 0 for velocity-level constraints, as Exudyn;
     the motions' rows by their laws' exact time derivatives, Motions.rate_residual). Returns DONE,
-    NEWTON_FAILED if the matrix is singular, or HAND_BACK if a motion's law is undefined (the Python
-    path reports it)."""
+    NEWTON_FAILED if the matrix is singular, HAND_BACK if a motion's law is undefined (the Python
+    path reports it), or LINEAR_SETUP (CompiledLoop.setup, then again)."""
     n2, nae = q.shape[0], x.shape[0] - q.shape[0]
     kin, w = work(model, n2, nae)
     zero_a, zero_lam = np.zeros(n2), np.zeros(nae)
@@ -370,17 +440,17 @@ def initial_accelerations(model, t, q, v, fact, x):
     if w.mo_bad[0] >= 0 or motion_rows(t, zero_a, np.full(model.mo_m0.shape[0], 2, np.int64), True, model, kin,
                                        w) >= 0:
         return HAND_BACK
-    A, piv, ptr, idx, val = fact
-    _assemble(A, t, model, kin, w, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0)
-    if not _lu_factor(A, piv, np.empty(n2 + nae), ptr, idx, val):
-        return NEWTON_FAILED
+    _assemble(fact.entries, t, model, kin, w, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0)
+    lu = _lu(fact, np.empty(n2 + nae))
+    if lu != LU_DONE:
+        return NEWTON_FAILED if lu == LU_SINGULAR else LINEAR_SETUP
     for i in range(n2):
         x[i] = -w.rq[i]
     for i in range(nae):
         x[n2 + i] = 0.0 if model.ae_velocity[i] else -((g_plus[i] - g_minus[i]) / (2 * eps))
     for k in range(model.mo_m0.shape[0]):
         x[n2 + model.mo_ae[k]] = -w.mo_g[k]
-    _lu_solve(A, piv, ptr, idx, val, x)
+    _solve(fact, x)
     return DONE
 
 
@@ -410,6 +480,8 @@ def run_steps(model, kin, w, scratch, method, newton, max_it, timing, q, v, a, a
                               model, kin, w, fact, colmax, istate)
         if status == -1:
             return HAND_BACK
+        if status == -2:
+            return LINEAR_SETUP
         if status == 0:
             if not adaptive or hh * decrease < min_step:
                 fstate[FAIL_H] = hh
@@ -447,78 +519,3 @@ def run_steps(model, kin, w, scratch, method, newton, max_it, timing, q, v, a, a
             if not math.isfinite(q[i]):
                 return NOT_FINITE
     return DONE
-
-
-# The compiled step loop (with its dense LU) up to this many unknowns; above, the Python loop with
-# SuperLU wins (the dense LU grows as n³, its buffers as n²).
-# Measured on chains with 100 steps: with modified Newton (a few Jacobians) compiled 16 ms vs 22 ms
-# at n = 520, 368 vs 297 ms in full Newton (a Jacobian per iteration) at n = 650, 209 vs 233 ms at 520.
-COMPILED_LOOP_MAX_UNKNOWNS = 1000
-COMPILED_LOOP_MAX_UNKNOWNS_FULL_NEWTON = 500
-ROWS_PER_CALL = 256
-
-
-class CompiledLoop:
-    """run_steps with the model's arrays and its solver settings; `eligible` says when it applies."""
-
-    @staticmethod
-    def eligible(system, newton: dict) -> bool:
-        limit = COMPILED_LOOP_MAX_UNKNOWNS if newton["useModifiedNewton"] else COMPILED_LOOP_MAX_UNKNOWNS_FULL_NEWTON
-        return system.n <= limit
-
-    def __init__(self, system, method, ti: dict):
-        s, nt = system, ti["newton"]
-        self.system = s
-        self.method = np.array([method.beta, method.gamma, method.alpha_m, method.alpha_f, method.newmark,
-                                method.index2], float)
-        self.newton, self.max_iterations = newton_parameters(nt), int(nt["maxIterations"])
-        t0, t_end, steps = float(ti["startTime"]), float(ti["endTime"]), int(round(ti["numberOfSteps"]))
-        self.timing = np.array([t0, t_end, steps, (t_end - t0) / steps, ti["adaptiveStep"], ti["adaptiveStepDecrease"],
-                                ti["adaptiveStepIncrease"], ti["minimumStepSize"],
-                                ti["adaptiveStepRecoveryIterations"], ti["adaptiveStepRecoverySteps"], 0.0], float)
-        n = s.n
-        self.fact = (np.empty((n, n)), np.zeros(n, np.int64), np.zeros(2 * n + 1, np.int64), np.empty(n * n, np.int64),
-                     np.empty(n * n))
-        self.rows = np.empty((ROWS_PER_CALL, 1 + 3 * s.n2 + s.nae))
-        self.kin, self.w = work(s.model, s.n2, s.nae)
-        e = np.empty
-        self.scratch = (e(s.n2), e(s.n2), e(s.n2), e(s.nae), e(s.n2), e(n), e(n))
-
-    def initial_accelerations(self, t, q, v, integ):
-        """(q̈, λ) at the start, or None if the system is singular (Integrator.initial_accelerations,
-        which reports a motion's undefined law)."""
-        x = np.empty(self.system.n)
-        code = initial_accelerations(self.system.model, t, q, v, self.fact, x)
-        if code == HAND_BACK:
-            return integ.initial_accelerations(t, q, v)
-        if code == NEWTON_FAILED:
-            return None
-        return x[:self.system.n2], x[self.system.n2:]
-
-    def solve(self, state, writer, q, v, a, abar, lam, sensors, integ, seconds_per_call: float = 0.1):
-        """Steps in place on (q, v, a, abar, lam) from `state` until the end or a failure, recording
-        sensor rows and polling `integ` (cancel, progress) between calls of about seconds_per_call.
-        Returns (code, step size of a failed step); `state`, `writer` and integ's counters follow."""
-        fstate = np.array([state.t, state.h, writer.next, 0.0])
-        istate = np.array([state.step_index, state.n_steps, state.good_steps, 0, 0, 1, 0], np.int64)
-        self.timing[10] = writer.period
-        t0, t_end = self.timing[0], self.timing[1]
-        integ.poll(state.t, t0, t_end)  # a job canceled while queued stops before its first step
-        max_steps = 16  # then as many as take about seconds_per_call
-        run = RepeatedCall(run_steps)  # the same arrays at every call
-        while True:
-            started, steps_before = time.perf_counter(), istate[N_STEPS]
-            istate[ROWS] = 0
-            code = run(self.system.model, self.kin, self.w, self.scratch, self.method, self.newton, self.max_iterations,
-                       self.timing, q, v, a, abar, lam, fstate, istate, self.fact, self.rows, max_steps)
-            sensors.record_rows(self.rows[:istate[ROWS]])
-            state.t, state.h, writer.next = float(fstate[T]), float(fstate[H]), float(fstate[WRITE_NEXT])
-            state.step_index, state.n_steps, state.good_steps = (int(x) for x in istate[:3])
-            if code != PAUSED:
-                break
-            integ.poll(state.t, t0, t_end)
-            per_step = (time.perf_counter() - started) / max(1, istate[N_STEPS] - steps_before)
-            max_steps = max(1, int(seconds_per_call / max(per_step, 1e-9)))
-        integ.iterations += int(istate[ITERATIONS])
-        integ.jacobians += int(istate[JACOBIANS])
-        return code, float(fstate[FAIL_H])

@@ -19,7 +19,8 @@ from ..kernels import (CONVERGED, GIVE_UP, RESTART, newton_parameters, newton_ru
                        newton_update, predictor)
 from ..solution import Recorder
 from ..settings import enum_name
-from .alpha_kernel import NEWTON_FAILED, NOT_FINITE, CompiledLoop
+from .alpha_kernel import NEWTON_FAILED, NOT_FINITE
+from .compiled_loop import CompiledLoop
 from .linear import Factorization, SingularMatrix
 from .redundancy import find_redundant
 
@@ -211,7 +212,7 @@ def not_finite(t) -> SolverFailure:
 
 
 def solve_dynamic(loaded, progress=None, cancel=None, compiled=True) -> Results:
-    """The time loop. `compiled`: models alpha_kernel.CompiledLoop covers step in one compiled call
+    """The time loop. `compiled`: compiled_loop.CompiledLoop runs the steps in one compiled call
     (the same arithmetic; False keeps the Python loop, for tests that compare the two)."""
     system = loaded.system
     settings = loaded.settings
@@ -219,7 +220,7 @@ def solve_dynamic(loaded, progress=None, cancel=None, compiled=True) -> Results:
     solver_type = loaded.document.solve.solverType
     method = Method.from_settings(ti, solver_type)
     integ = Integrator(system, method, ti["newton"], cancel=cancel, progress=progress)
-    loop = CompiledLoop(system, method, ti) if compiled and CompiledLoop.eligible(system, ti["newton"]) else None
+    loop = CompiledLoop(system, method, ti) if compiled else None
     sensors = Recorder(system)
     warnings = list(loaded.warnings)
     t0, t_end = float(ti["startTime"]), float(ti["endTime"])

@@ -71,3 +71,35 @@ def dependent_columns(A: np.ndarray | None) -> list[int]:
     d = np.abs(np.diag(r))
     rank = int(np.sum(d > 1e-10 * max(d.max(), 1e-300)))
     return sorted(int(c) for c in perm[rank:])
+
+
+def sparse_analysis(n: int, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray) -> dict[str, np.ndarray]:
+    """For the compiled sparse LU (alpha_kernel.LinearSystem): SuperLU's pivot order for this matrix
+    (COLAMD columns, partial pivoting; SingularMatrix if it finds none), the matrix's entries mapped
+    to their places in A' (the matrix in that order, CSC), and the patterns of A''s L and U in that
+    order. The patterns come from factorizing A''s pattern with random values without pivoting,
+    so that no value that happens to be zero now hides a structural nonzero."""
+    A = sp.csc_matrix((vals, (rows, cols)), shape=(n, n))
+    try:
+        lu = spla.splu(A, permc_spec="COLAMD", options={"SymmetricMode": False})
+    except RuntimeError:
+        raise SingularMatrix([]) from None
+    perm_r, perm_c = lu.perm_r.astype(np.int64), lu.perm_c.astype(np.int64)
+    places, slot = np.unique(perm_c[cols] * n + perm_r[rows], return_inverse=True)  # column-major in A'
+    Ai = places % n
+    Ap = np.searchsorted(places // n, np.arange(n + 1))
+    pattern = sp.csc_matrix((np.random.default_rng(0).uniform(1.0, 2.0, len(places)), Ai, Ap), shape=(n, n))
+    try:
+        symbolic = spla.splu(pattern, permc_spec="NATURAL", diag_pivot_thresh=0.0, options={"SymmetricMode": True})
+    except RuntimeError:
+        raise SingularMatrix([]) from None
+    if not (np.array_equal(symbolic.perm_r, np.arange(n)) and np.array_equal(symbolic.perm_c, np.arange(n))):
+        raise SingularMatrix([])  # a zero on A''s diagonal where SuperLU's own pivot was a fill-in
+    L, U = sp.tril(symbolic.L, -1, format="csc"), sp.triu(symbolic.U, 1, format="csc")
+    L.sort_indices()
+    U.sort_indices()
+    index = np.int64
+    return dict(slot=slot.astype(index), Ap=Ap.astype(index), Ai=Ai.astype(index), Ax=np.zeros(len(places)),
+                perm_r=perm_r, perm_c=perm_c, Lp=L.indptr.astype(index), Li=L.indices.astype(index),
+                Lx=np.zeros(L.nnz), Up=U.indptr.astype(index), Ui=U.indices.astype(index), Ux=np.zeros(U.nnz),
+                Ud=np.zeros(n))

@@ -6,11 +6,15 @@ import time
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from multibody.api import SimulationCanceled
+from multibody.kernels import LU_DONE, LU_REPIVOT, LU_SINGULAR, lu_solve_csc, sparse_lu_refactor
 from multibody.model import load_model
-from multibody.solvers.alpha_kernel import CompiledLoop
+from multibody.solvers import compiled_loop
+from multibody.solvers.compiled_loop import CompiledLoop
 from multibody.solvers.generalized_alpha import Integrator, solve_dynamic
+from multibody.solvers.linear import sparse_analysis
 
 from .conftest import CASES, EXAMPLES, load_json
 from .test_motion_laws import sliders
@@ -34,13 +38,15 @@ MODELS = {
 
 
 def model(name: str) -> dict:
-    return load_json(MODELS[name] / "model.json")
+    return model_at(MODELS[name])
+
+
+def model_at(folder) -> dict:
+    return load_json(folder / "model.json")
 
 
 def solve_both(doc: dict):
     loaded = load_model(doc)
-    newton = loaded.settings["timeIntegration"]["newton"]
-    assert CompiledLoop.eligible(loaded.system, newton), "the model must be one the compiled loop covers"
     calls, solve = [], CompiledLoop.solve
 
     def spy(self, *args, **kwargs):
@@ -181,9 +187,64 @@ def test_cancel_stops_a_long_compiled_run():
     assert len(calls) == 3 and calls[-1] < 5.0  # polled about every 0.2 s, not at the end
 
 
-def test_large_models_in_full_newton_keep_the_sparse_python_loop():
-    loaded = load_model(load_json(EXAMPLES / "chain_50" / "model.json"))  # 650 unknowns
-    newton = dict(loaded.settings["timeIntegration"]["newton"])
-    assert CompiledLoop.eligible(loaded.system, newton)
-    newton["useModifiedNewton"] = False  # a dense LU per iteration would cost more than SuperLU's
-    assert not CompiledLoop.eligible(loaded.system, newton)
+@pytest.mark.parametrize("modified", [True, False], ids=["modified_newton", "full_newton"])
+def test_large_models_use_the_sparse_lu_and_match_the_python_loop(modified):
+    doc = model_at(EXAMPLES / "chain_50")  # 650 unknowns
+    doc["simulationSettings"]["timeIntegration"].update(numberOfSteps=40, endTime=0.2,
+                                                       newton={"useModifiedNewton": modified})
+    loops = []
+    with pytest.MonkeyPatch.context() as patch:  # the sparse LU from 1000 (modified Newton) or 500 unknowns on
+        patch.setattr(compiled_loop, "DENSE_MAX_UNKNOWNS", 600)
+        patch.setattr(CompiledLoop, "setup", lambda self, setup=CompiledLoop.setup: loops.append(self) or setup(self))
+        compiled, python = solve_both(doc)
+    assert loops and loops[0].fact.sparse[0] == 1 and loops[0].fact.sparse[1] == 1
+    assert_same(compiled, python, rtol=1e-9)
+
+
+def kkt(n1: int, m: int, seed: int):
+    """A saddle-point matrix [[M, Cᵀ], [C, 0]] as entries (rows, cols, vals), some of them repeated."""
+    rng = np.random.default_rng(seed)
+    M = sp.random(n1, n1, density=0.02, random_state=seed)
+    M = M + M.T + 5 * sp.eye(n1)
+    C = sp.random(m, n1, density=0.05, random_state=seed + 1) + sp.eye(m, n1)
+    K = sp.bmat([[M, C.T], [C, None]]).tocoo()
+    twice = rng.choice(K.nnz, 40, replace=False)
+    return (np.concatenate([K.row, K.row[twice]]).astype(np.int64), np.concatenate([K.col, K.col[twice]]).astype(
+        np.int64), np.concatenate([K.data, rng.uniform(-1, 1, 40)]))
+
+
+def refactor(found, slot_values):
+    Ax = found["Ax"]
+    Ax[:] = 0.0
+    np.add.at(Ax, found["slot"], slot_values)
+    return sparse_lu_refactor(found["Ap"], found["Ai"], Ax, found["Lp"], found["Li"], found["Lx"], found["Up"],
+                              found["Ui"], found["Ux"], found["Ud"], np.zeros(len(found["Ud"])))
+
+
+def test_the_sparse_lu_refactors_on_the_analyzed_pattern():
+    rows, cols, vals = kkt(120, 40, 3)
+    n = 160
+    found = sparse_analysis(n, rows, cols, vals)
+    A = sp.csc_matrix((vals, (rows, cols)), shape=(n, n))
+    assert refactor(found, vals) == LU_DONE
+    b = np.random.default_rng(0).standard_normal(n)
+    x = lu_solve_csc(b, *(found[k] for k in ("perm_r", "perm_c", "Lp", "Li", "Lx", "Up", "Ui", "Ux", "Ud")))
+    np.testing.assert_allclose(A @ x, b, atol=1e-11)
+    # other values on the same pattern: the order still holds, the factors are the new matrix's
+    vals2 = vals * np.random.default_rng(1).uniform(0.9, 1.1, len(vals))
+    assert refactor(found, vals2) == LU_DONE
+    x = lu_solve_csc(b, *(found[k] for k in ("perm_r", "perm_c", "Lp", "Li", "Lx", "Up", "Ui", "Ux", "Ud")))
+    np.testing.assert_allclose(sp.csc_matrix((vals2, (rows, cols)), shape=(n, n)) @ x, b, atol=1e-11)
+
+
+def test_the_sparse_lu_asks_for_a_new_order_or_reports_a_singular_matrix():
+    rows, cols, vals = kkt(120, 40, 4)
+    found = sparse_analysis(160, rows, cols, vals)
+    Ap, Ai, Up = found["Ap"], found["Ai"], found["Up"]
+    # a column of A' with entries below its pivot and none above: its pivot is the entry itself
+    j = next(j for j in range(160) if Up[j] == Up[j + 1] and (Ai[Ap[j]:Ap[j + 1]] > j).any())
+    pivot = (found["perm_c"][cols] == j) & (found["perm_r"][rows] == j)
+    shrunk = np.where(pivot, vals * 1e-6, vals)  # far below the rest of its column now
+    assert refactor(found, shrunk) == LU_REPIVOT
+    singular = np.where(cols == cols[0], 0.0, vals)  # a zero column
+    assert refactor(found, singular) == LU_SINGULAR
