@@ -178,9 +178,10 @@ class Kin(NamedTuple):
     pos: np.ndarray  # (nm,3)
     rot: np.ndarray  # (nm,3,3)
     vel: np.ndarray
-    omega: np.ndarray
+    omega: np.ndarray  # (nm,3) global: A_m ω_m (Exudyn's orientation times angularVelocityLocal)
     Jpos: np.ndarray  # (nm,3,7)
     Jrot: np.ndarray
+    omega_local: np.ndarray  # (nm,3) ω_m, in the marker's frame (Exudyn's markerData.angularVelocityLocal)
 
 
 class Work(NamedTuple):
@@ -493,8 +494,8 @@ def kinematics(q, v, model, kin):
         model.f_is_2d
     mframe, mlocal, mrot, mrot_identity = model.mframe, model.mlocal, model.mrot, model.mrot_identity
     qx, vx, theta, theta_t, fA, fG, fGbar = kin.q, kin.v, kin.theta, kin.theta_t, kin.fA, kin.fG, kin.fGbar
-    fpos, fvel, fomega, pos, rot, vel, omega, Jpos, Jrot = kin.fpos, kin.fvel, kin.fomega, kin.pos, kin.rot, \
-        kin.vel, kin.omega, kin.Jpos, kin.Jrot
+    fpos, fvel, fomega, pos, rot, vel, omega, Jpos, Jrot, omega_local = kin.fpos, kin.fvel, kin.fomega, kin.pos, \
+        kin.rot, kin.vel, kin.omega, kin.Jpos, kin.Jrot, kin.omega_local
     n2 = q.shape[0]
     nF, nm = fcols.shape[0], mframe.shape[0]
     qx[:n2] = q
@@ -533,9 +534,16 @@ def kinematics(q, v, model, kin):
         r1 = fA[f, 1, 0] * b0 + fA[f, 1, 1] * b1 + fA[f, 1, 2] * b2
         r2 = fA[f, 2, 0] * b0 + fA[f, 2, 1] * b1 + fA[f, 2, 2] * b2
         pos[m, 0], pos[m, 1], pos[m, 2] = fpos[f, 0] + r0, fpos[f, 1] + r1, fpos[f, 2] + r2
-        w0, w1, w2 = fomega[f, 0], fomega[f, 1], fomega[f, 2]
-        omega[m, 0], omega[m, 1], omega[m, 2] = w0, w1, w2
+        # ω̄ = Ḡ θ̇ in body axes ([0, 0, φ̇] on a planar frame, 0 on a ground), then in the marker's frame
+        u0, u1, u2 = 0.0, 0.0, 0.0
+        for j in range(4):
+            u0 += fGbar[f, 0, j] * theta_t[f, j]
+            u1 += fGbar[f, 1, j] * theta_t[f, j]
+            u2 += fGbar[f, 2, j] * theta_t[f, j]
+        omega_local[m, 0], omega_local[m, 1], omega_local[m, 2] = u0, u1, u2
         for i in range(3):
+            if not mrot_identity[m]:
+                omega_local[m, i] = u0 * mrot[m, 0, i] + u1 * mrot[m, 1, i] + u2 * mrot[m, 2, i]
             for j in range(3):
                 if mrot_identity[m]:
                     rot[m, i, j] = fA[f, i, j]
@@ -544,11 +552,27 @@ def kinematics(q, v, model, kin):
                         + fA[f, i, 2] * mrot[m, 2, j]
                 Jpos[m, i, j] = 1.0 if i == j else 0.0
                 Jrot[m, i, j] = 0.0
+        if f_is_ep[f]:
+            # Exudyn's forms on the body's axes: v = u̇ + A (ω̄ × b), ω = A ω̄, J_pos = [I | -A b̃ Ḡ]. For
+            # unit Euler parameters they equal (Gθ̇) × (A b), Gθ̇ and -(A b)~ G, but index-2 constraints
+            # let |θ| drift from 1, and then only these give Exudyn's solution
+            c0, c1, c2 = u1 * b2 - u2 * b1, u2 * b0 - u0 * b2, u0 * b1 - u1 * b0
+            for i in range(3):
+                vel[m, i] = fvel[f, i] + (fA[f, i, 0] * c0 + fA[f, i, 1] * c1 + fA[f, i, 2] * c2)
+                omega[m, i] = fA[f, i, 0] * u0 + fA[f, i, 1] * u1 + fA[f, i, 2] * u2
+            for j in range(4):
+                g0, g1, g2 = fGbar[f, 0, j], fGbar[f, 1, j], fGbar[f, 2, j]
+                c0, c1, c2 = g1 * b2 - g2 * b1, g2 * b0 - g0 * b2, g0 * b1 - g1 * b0  # -b̃ Ḡ_j = Ḡ_j × b
+                for i in range(3):
+                    Jpos[m, i, 3 + j] = fA[f, i, 0] * c0 + fA[f, i, 1] * c1 + fA[f, i, 2] * c2
+                    Jrot[m, i, 3 + j] = fG[f, i, j]
+            continue
+        # planar frames (A an exact rotation) and grounds (ω = 0): ω × (A b) and -(A b)~ G
+        w0, w1, w2 = fomega[f, 0], fomega[f, 1], fomega[f, 2]
+        omega[m, 0], omega[m, 1], omega[m, 2] = w0, w1, w2
         vel[m, 0] = fvel[f, 0] + (w1 * r2 - w2 * r1)
         vel[m, 1] = fvel[f, 1] + (w2 * r0 - w0 * r2)
         vel[m, 2] = fvel[f, 2] + (w0 * r1 - w1 * r0)
-        # -A b̃ Ḡ as Exudyn writes it, evaluated as -(A b)~ G (equal for unit Euler parameters,
-        # which the normalization constraint keeps to Newton tolerance)
         for j in range(4):
             g0, g1, g2 = fG[f, 0, j], fG[f, 1, j], fG[f, 2, j]
             Jpos[m, 0, 3 + j] = -(-r2 * g1 + r1 * g2)
@@ -790,20 +814,31 @@ def _joint_frames(rot, pos, vel, R0, R1, p, q_, A0, A1, dp, dv):
 
 
 @jit
-def joint_rows(rot, pos, vel, omega, Jpos, Jrot, m0, m1, R0, R1, kinds, ri, rj, nrows, velocity_level):
+def _axis_rate(rot, omega_local, m, R, i):
+    """ȧ of the joint axis a = A_m R e_i on marker m, as Exudyn forms it: A_m (ω_m × R e_i), ω_m in
+    the marker's frame (equal to (A_m ω_m) × a only for unit Euler parameters)."""
+    w0, w1, w2 = omega_local[m, 0], omega_local[m, 1], omega_local[m, 2]
+    c0, c1, c2 = w1 * R[2, i] - w2 * R[1, i], w2 * R[0, i] - w0 * R[2, i], w0 * R[1, i] - w1 * R[0, i]
+    return (rot[m, 0, 0] * c0 + rot[m, 0, 1] * c1 + rot[m, 0, 2] * c2,
+            rot[m, 1, 0] * c0 + rot[m, 1, 1] * c1 + rot[m, 1, 2] * c2,
+            rot[m, 2, 0] * c0 + rot[m, 2, 1] * c1 + rot[m, 2, 2] * c2)
+
+
+@jit
+def joint_rows(rot, pos, vel, omega_local, Jpos, Jrot, m0, m1, R0, R1, kinds, ri, rj, nrows, velocity_level):
     """(g (n,R), C (n,R,14)) of frame-joint rows (the row kinds of items/frame_joint.py): per joint k its
     first nrows[k] rows of kinds[k] (0 "t", 1 "tg", 2 "r", 3 "t1") with axis indices ri[k] (and rj[k] for "r");
     rows past nrows[k] (joints of several types in one table) are left unset."""
     n, nr = m0.shape[0], kinds.shape[1]
     g = np.empty((n, nr))
     C = np.empty((n, nr, 14))  # every row kind writes all 14 columns
-    joint_rows_into(g, C, np.empty((2, 3, 3)), np.empty((5, 3)), rot, pos, vel, omega, Jpos, Jrot, m0, m1, R0, R1,
-                    kinds, ri, rj, nrows, velocity_level)
+    joint_rows_into(g, C, np.empty((2, 3, 3)), np.empty((5, 3)), rot, pos, vel, omega_local, Jpos, Jrot, m0, m1, R0,
+                    R1, kinds, ri, rj, nrows, velocity_level)
     return g, C
 
 
 @jit
-def joint_rows_into(g, C, mats, vecs, rot, pos, vel, omega, Jpos, Jrot, m0, m1, R0, R1, kinds, ri, rj, nrows,
+def joint_rows_into(g, C, mats, vecs, rot, pos, vel, omega_local, Jpos, Jrot, m0, m1, R0, R1, kinds, ri, rj, nrows,
                     velocity_level):
     """joint_rows into (g, C), with scratch mats (2,3,3) and vecs (5,3)."""
     A0, A1 = mats[0], mats[1]
@@ -811,7 +846,6 @@ def joint_rows_into(g, C, mats, vecs, rot, pos, vel, omega, Jpos, Jrot, m0, m1, 
     for k in range(m0.shape[0]):
         p, q_ = m0[k], m1[k]
         _joint_frames(rot, pos, vel, R0[k], R1[k], p, q_, A0, A1, dp, dv)
-        w0, w1 = omega[p], omega[q_]
         for r in range(nrows[k]):
             kind = kinds[k, r]
             if kind == 1:
@@ -821,7 +855,7 @@ def joint_rows_into(g, C, mats, vecs, rot, pos, vel, omega, Jpos, Jrot, m0, m1, 
                     C[k, r, 7 + j] = Jpos[q_, c, j]
                 g[k, r] = dv[c] if velocity_level else dp[c]
             elif kind == 0 or kind == 3:  # Δp along an axis a of J0 ("t") or of J1 ("t1", turning with marker 1)
-                m, Af, wf = (p, A0, w0) if kind == 0 else (q_, A1, w1)
+                m, Af, Rf = (p, A0, R0[k]) if kind == 0 else (q_, A1, R1[k])
                 for i in range(3):
                     a[i] = Af[i, ri[k, r]]
                 w[0] = a[1] * dp[2] - a[2] * dp[1]
@@ -834,7 +868,9 @@ def joint_rows_into(g, C, mats, vecs, rot, pos, vel, omega, Jpos, Jrot, m0, m1, 
                     C[k, r, j] = c0 + rw if kind == 0 else c0
                     C[k, r, 7 + j] = c1 if kind == 0 else c1 + rw
                 if velocity_level:
-                    g[k, r] = (a[0] * dv[0] + a[1] * dv[1] + a[2] * dv[2]) + _cross_dot(wf, a, dp)
+                    a_t = _axis_rate(rot, omega_local, m, Rf, ri[k, r])
+                    g[k, r] = (a[0] * dv[0] + a[1] * dv[1] + a[2] * dv[2]) \
+                        + (a_t[0] * dp[0] + a_t[1] * dp[1] + a_t[2] * dp[2])
                 else:
                     g[k, r] = a[0] * dp[0] + a[1] * dp[1] + a[2] * dp[2]
             else:
@@ -848,7 +884,10 @@ def joint_rows_into(g, C, mats, vecs, rot, pos, vel, omega, Jpos, Jrot, m0, m1, 
                     C[k, r, j] = w[0] * Jrot[p, 0, j] + w[1] * Jrot[p, 1, j] + w[2] * Jrot[p, 2, j]
                     C[k, r, 7 + j] = -(w[0] * Jrot[q_, 0, j] + w[1] * Jrot[q_, 1, j] + w[2] * Jrot[q_, 2, j])
                 if velocity_level:
-                    g[k, r] = _cross_dot(w0, a, b) + _cross_dot(w1, b, a)
+                    a_t = _axis_rate(rot, omega_local, p, R0[k], ri[k, r])
+                    b_t = _axis_rate(rot, omega_local, q_, R1[k], rj[k, r])
+                    g[k, r] = (a_t[0] * b[0] + a_t[1] * b[1] + a_t[2] * b[2]) \
+                        + (a[0] * b_t[0] + a[1] * b_t[1] + a[2] * b_t[2])
                 else:
                     g[k, r] = a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
@@ -1038,7 +1077,8 @@ def ep_normalization_into(g, C, theta, theta_t, frame, velocity_level):
 def _empty_kin(n2, nF, nm):
     e = np.empty
     return Kin(e(n2 + 1), e(n2 + 1), e((nF, 4)), e((nF, 4)), e((nF, 3, 3)), e((nF, 3, 4)), e((nF, 3, 4)), e((nF, 3)),
-               e((nF, 3)), e((nF, 3)), e((nm, 3)), e((nm, 3, 3)), e((nm, 3)), e((nm, 3)), e((nm, 3, 7)), e((nm, 3, 7)))
+               e((nF, 3)), e((nF, 3)), e((nm, 3)), e((nm, 3, 3)), e((nm, 3)), e((nm, 3)), e((nm, 3, 7)), e((nm, 3, 7)),
+               e((nm, 3)))
 
 
 @jit
@@ -1205,8 +1245,8 @@ def residual(t, a, lam, velocity_level, model, kin, w):
     w.rg and g, C of the EP normalization, of all frame joints in one padded table, of the
     coordinate constraints and of the motions (boxing returned arrays costs ~0.5 µs each); w.mo_bad
     is the first motion whose law is undefined, else -1 (then rq, rg are not all set)."""
-    theta, theta_t, fA, fGbar, pos, vel, omega, rot, Jpos, Jrot = kin.theta, kin.theta_t, kin.fA, kin.fGbar, \
-        kin.pos, kin.vel, kin.omega, kin.rot, kin.Jpos, kin.Jrot
+    theta, theta_t, fA, fGbar, pos, vel, omega_local, rot, Jpos, Jrot = kin.theta, kin.theta_t, kin.fA, kin.fGbar, \
+        kin.pos, kin.vel, kin.omega_local, kin.rot, kin.Jpos, kin.Jrot
     m = model
     b_frame, b_cols, b_mass, b_com, b_inertia = m.b_frame, m.b_cols, m.b_mass, m.b_com, m.b_inertia
     e_frame, e_cols, e_ae = m.e_frame, m.e_cols, m.e_ae
@@ -1226,7 +1266,7 @@ def residual(t, a, lam, velocity_level, model, kin, w):
     cf[:] = 0.0
     ep_normalization_into(eg, eC, theta, theta_t, e_frame, velocity_level)
     add_constraint_forces(cf, e_cols, eC, lam, e_ae)
-    joint_rows_into(jg, jC, mats, vecs, rot, pos, vel, omega, Jpos, Jrot, j_m0, j_m1, j_R0, j_R1, j_kinds, j_ri,
+    joint_rows_into(jg, jC, mats, vecs, rot, pos, vel, omega_local, Jpos, Jrot, j_m0, j_m1, j_R0, j_R1, j_kinds, j_ri,
                     j_rj, j_nrows, velocity_level)
     for k in range(j_m0.shape[0]):  # add_constraint_forces over each joint's own rows
         for c in range(14):

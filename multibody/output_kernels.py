@@ -22,7 +22,7 @@ def kinematics_rows(q, v, model, rows):
         kinematics(q[r], v[r], model, Kin(rows.q[r], rows.v[r], rows.theta[r], rows.theta_t[r], rows.fA[r],
                                           rows.fG[r], rows.fGbar[r], rows.fpos[r], rows.fvel[r], rows.fomega[r],
                                           rows.pos[r], rows.rot[r], rows.vel[r], rows.omega[r], rows.Jpos[r],
-                                          rows.Jrot[r]))
+                                          rows.Jrot[r], rows.omega_local[r]))
 
 
 @jit

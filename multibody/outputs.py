@@ -308,10 +308,11 @@ class SensorSet:
             c = s.mcoord[m]  # the dummy slot (0) on a ground node
             return kin.q[:, c] if var == "Coordinates" else kin.v[:, c]
         rot = kin.rot[:, m]
+        omega = kin.fomega[:, s.mframe[m]]  # the body's G θ̇ (Exudyn's), not the marker's A_m ω_m
         table = {"Position": lambda: kin.pos[:, m], "Velocity": lambda: kin.vel[:, m],
                  "RotationMatrix": lambda: rot, "Rotation": lambda: tait_bryan_xyz(rot),
-                 "AngularVelocity": lambda: kin.omega[:, m],
-                 "AngularVelocityLocal": lambda: matvec(rot.swapaxes(-1, -2), kin.omega[:, m])}
+                 "AngularVelocity": lambda: omega,
+                 "AngularVelocityLocal": lambda: matvec(rot.swapaxes(-1, -2), omega)}
         return table[var]()
 
 

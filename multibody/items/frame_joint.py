@@ -5,7 +5,8 @@ A joint type is a list of scalar constraint rows, each one of
     ("t1", k)     k-th axis of joint frame J1 times Δp        (translation in J1 axes)
     ("tg", k)     k-th global component of Δp                 (translation in global axes)
     ("r", i, j)   i-th axis of J0 times j-th axis of J1       (relative rotation)
-with Δp = p_m1 - p_m0. Index-2 (velocity-level) forms are their exact time derivatives.
+with Δp = p_m1 - p_m0. Index-2 (velocity-level) forms are their time derivatives, an axis a = A_m R e_i
+turning as Exudyn's ȧ = A_m (ω_m × R e_i) (ω_m in the marker's frame; kernels._axis_rate).
 Jacobians use the marker Jacobians J (position) and Γ (rotation) and δa = (Γ δq) × a for a
 frame axis a, as Exudyn does (exact for unit Euler parameters).
 """
@@ -60,7 +61,7 @@ class FrameJointGroup:
         return self.ROWS
 
     def evaluate(self, kin, velocity_level: bool):
-        return K.joint_rows(kin.rot, kin.pos, kin.vel, kin.omega, kin.Jpos, kin.Jrot, self.m0, self.m1,
+        return K.joint_rows(kin.rot, kin.pos, kin.vel, kin.omega_local, kin.Jpos, kin.Jrot, self.m0, self.m1,
                             self.R0, self.R1, *self.row_code, velocity_level)
 
     # ---------------------------------------------------------------- output variables

@@ -114,8 +114,10 @@ def exudyn_coin():
                         objects=[(joint, ROLLING)], markers=[])
 
 
-def test_coin_gives_exudyns_sensors():
-    assert_exudyns_sensors(*solved_both_ways(*exudyn_coin(), index2=False))
+@pytest.mark.parametrize("index2", [False, True])
+def test_coin_gives_exudyns_sensors(index2):
+    """At index 2 too: the rows' angular velocities A_m ω_m as Exudyn's (test_euler_parameters_index2)."""
+    assert_exudyns_sensors(*solved_both_ways(*exudyn_coin(), index2=index2))
 
 
 def test_coin_takes_exudyns_newton_iterations():
