@@ -567,7 +567,7 @@ def kinematics(q, v, model, kin):
                     Jpos[m, i, 3 + j] = fA[f, i, 0] * c0 + fA[f, i, 1] * c1 + fA[f, i, 2] * c2
                     Jrot[m, i, 3 + j] = fG[f, i, j]
             continue
-        # planar frames (A an exact rotation) and grounds (ω = 0): ω × (A b) and -(A b)~ G
+        # planar and Tait-Bryan frames (A an exact rotation) and grounds (ω = 0): ω × (A b) and -(A b)~ G
         w0, w1, w2 = fomega[f, 0], fomega[f, 1], fomega[f, 2]
         omega[m, 0], omega[m, 1], omega[m, 2] = w0, w1, w2
         vel[m, 0] = fvel[f, 0] + (w1 * r2 - w2 * r1)
