@@ -24,17 +24,22 @@ DENSE_MAX_UNKNOWNS_FULL_NEWTON = 500
 ROWS_PER_CALL = 256
 
 
-def linear_system(n: int, dense: bool, capacity: int = 0) -> LinearSystem:
-    """Empty buffers for a Newton matrix of n unknowns; the entries and the sparse analysis are set up
-    when the first assembly asks (CompiledLoop.setup)."""
-    e, z = np.empty, np.zeros
-    entries = Entries(z(capacity, np.int64), z(capacity, np.int64), e(capacity), z(1, np.int64))
-    i0, f0 = z(0, np.int64), e(0)
-    if not dense:
-        return LinearSystem(entries, np.array([1, 0]), e((0, 0)), i0, i0, i0, f0, i0, i0, i0, f0, i0, i0, i0, i0, f0, i0,
-                            i0, f0, f0, z(n), e(n))
-    return LinearSystem(entries, np.array([0, 0]), e((n, n)), z(n, np.int64), z(2 * n + 1, np.int64),
-                        e(n * n, np.int64), e(n * n), i0, i0, i0, f0, i0, i0, i0, i0, f0, i0, i0, f0, f0, f0, f0)
+def entries(capacity: int) -> Entries:
+    return Entries(np.zeros(capacity, np.int64), np.zeros(capacity, np.int64), np.empty(capacity), np.zeros(1, np.int64))
+
+
+def linear_system(n: int, dense: bool) -> LinearSystem:
+    """Empty buffers for a Newton matrix of n unknowns, those of the other kind of LU empty; the entries
+    and the sparse analysis are set up when the first assembly asks (CompiledLoop.setup)."""
+    i0, f0 = np.zeros(0, np.int64), np.empty(0)
+    arrays = dict(A=np.empty((0, 0)), piv=i0, ptr=i0, idx=i0, val=f0, slot=i0, Ap=i0, Ai=i0, Ax=f0, perm_r=i0,
+                  perm_c=i0, Lp=i0, Li=i0, Lx=f0, Up=i0, Ui=i0, Ux=f0, Ud=f0, x=f0, y=f0)
+    if dense:
+        arrays.update(A=np.empty((n, n)), piv=np.zeros(n, np.int64), ptr=np.zeros(2 * n + 1, np.int64),
+                      idx=np.empty(n * n, np.int64), val=np.empty(n * n))
+    else:
+        arrays.update(x=np.zeros(n), y=np.empty(n))
+    return LinearSystem(entries(0), np.array([0 if dense else 1, 0]), **arrays)
 
 
 class CompiledLoop:
@@ -61,13 +66,13 @@ class CompiledLoop:
         """What _lu asked for, from the entries the kernel assembled: room for all of them, or the
         sparse LU's pivot order and patterns. False if the matrix is singular (SuperLU's analysis
         failed): the Python loop then reports it."""
-        entries = self.fact.entries
-        count = int(entries.count[0])
-        if count > entries.vals.shape[0]:
-            self.fact = self.fact._replace(entries=linear_system(0, True, count).entries)
+        written = self.fact.entries
+        count = int(written.count[0])
+        if count > written.vals.shape[0]:
+            self.fact = self.fact._replace(entries=entries(count))
             return True
         try:
-            found = sparse_analysis(self.system.n, entries.rows[:count], entries.cols[:count], entries.vals[:count])
+            found = sparse_analysis(self.system.n, written.rows[:count], written.cols[:count], written.vals[:count])
         except SingularMatrix:
             return False
         self.fact = self.fact._replace(**found)
