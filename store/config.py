@@ -6,7 +6,7 @@ The defaults are the embedded setup: SQLite, a filesystem broker and results fil
 from __future__ import annotations
 
 import ipaddress
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 from pydantic import Field
@@ -74,7 +74,8 @@ class Settings(BaseSettings):
     max_sweep_variations: int = 10_000  # per sweep
     max_owner_sweep_variations: int = 50_000  # queued or running, over all sweeps of one owner
 
-    @property
+    # the paths are resolved once per Settings (system calls; read several times per job)
+    @cached_property
     def database(self) -> str:
         return self.database_url or f"sqlite:///{self.data_dir.resolve() / 'mbserve.sqlite3'}"
 
@@ -88,11 +89,11 @@ class Settings(BaseSettings):
     def broker(self) -> str:
         return self.broker_url or "filesystem://"
 
-    @property
+    @cached_property
     def broker_dir(self) -> Path:
         return self.data_dir.resolve() / "broker"
 
-    @property
+    @cached_property
     def results(self) -> Path:
         return (self.results_dir or self.data_dir / "results").resolve()
 

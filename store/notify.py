@@ -42,7 +42,7 @@ def pg_notify(job_id_column, status_column=None):
 
 def socket_address(settings: Settings, role: str) -> str:
     """An abstract socket (no file, no path-length limit) per data directory and role."""
-    digest = hashlib.sha1(str(settings.data_dir.resolve()).encode()).hexdigest()[:20]
+    digest = hashlib.sha1(str(settings.broker_dir.parent).encode()).hexdigest()[:20]  # data_dir, resolved once
     return f"\0mbserve-{role}-{digest}"
 
 
