@@ -6,11 +6,23 @@ The defaults are the embedded setup: SQLite, a filesystem broker and results fil
 from __future__ import annotations
 
 import ipaddress
-from functools import cached_property, lru_cache
+import os
+from functools import lru_cache
 from pathlib import Path
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def resolved(path: Path) -> Path:
+    """path.resolve(): system calls for each component, and the settings' paths are read several
+    times per job; so once per path and working directory."""
+    return _resolve(path, os.getcwd())
+
+
+@lru_cache(maxsize=64)
+def _resolve(path: Path, cwd: str) -> Path:
+    return path.resolve()
 
 
 class Settings(BaseSettings):
@@ -74,10 +86,9 @@ class Settings(BaseSettings):
     max_sweep_variations: int = 10_000  # per sweep
     max_owner_sweep_variations: int = 50_000  # queued or running, over all sweeps of one owner
 
-    # the paths are resolved once per Settings (system calls; read several times per job)
-    @cached_property
+    @property
     def database(self) -> str:
-        return self.database_url or f"sqlite:///{self.data_dir.resolve() / 'mbserve.sqlite3'}"
+        return self.database_url or f"sqlite:///{resolved(self.data_dir) / 'mbserve.sqlite3'}"
 
     @property
     def results_in_db(self) -> bool:
@@ -89,13 +100,13 @@ class Settings(BaseSettings):
     def broker(self) -> str:
         return self.broker_url or "filesystem://"
 
-    @cached_property
+    @property
     def broker_dir(self) -> Path:
-        return self.data_dir.resolve() / "broker"
+        return resolved(self.data_dir) / "broker"
 
-    @cached_property
+    @property
     def results(self) -> Path:
-        return (self.results_dir or self.data_dir / "results").resolve()
+        return resolved(self.results_dir or self.data_dir / "results")
 
     @property
     def api_key_required(self) -> bool:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 from sqlalchemy import func
 
-from .config import Settings
+from .config import Settings, resolved
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ def pg_notify(job_id_column, status_column=None):
 
 def socket_address(settings: Settings, role: str) -> str:
     """An abstract socket (no file, no path-length limit) per data directory and role."""
-    digest = hashlib.sha1(str(settings.broker_dir.parent).encode()).hexdigest()[:20]  # data_dir, resolved once
+    digest = hashlib.sha1(str(resolved(settings.data_dir)).encode()).hexdigest()[:20]
     return f"\0mbserve-{role}-{digest}"
 
 
