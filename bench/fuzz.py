@@ -219,7 +219,7 @@ def hostile_request(draw, ids: dict):
         keep = draw(st.sets(st.sampled_from(list(params))))
         return "GET", "/v1/jobs", {"params": {k: v for k, v in params.items() if k in keep}, "headers": headers}
     if kind == 10:
-        return "GET", f"/v1/jobs/{ids['job']}/sensors/{path_id}?format=" + quote(draw(TEXT), safe=""), {}
+        return "GET", f"/v1/jobs/{ids['job']}/sensors/{path_id}?format=" + quote(draw(TEXT).encode("utf-8", "surrogatepass"), safe=""), {}
     method = draw(st.sampled_from(["PUT", "PATCH", "OPTIONS", "HEAD", "TRACE"]))
     return method, draw(st.sampled_from(["/v1/jobs", "/v1/models", f"/v1/jobs/{path_id}", "/"])), {}
 
