@@ -108,6 +108,28 @@ def rolling_coin() -> dict:
     }
 
 
+def rotvec_top() -> dict:
+    """A heavy top on a NodeRigidBodyRotVecLG (Lie group updates in generalized-α): pinned at the origin by a
+    spherical joint, center of mass 0.5 above it, tilted 0.3 rad about x, spinning at 30 rad/s about its axis
+    (the node's rates are ω̄)."""
+    tilt, com, mass = 0.3, 0.5, 1.0
+    return {
+        "nodes": [{"nodeType": "RigidBodyRotVecLG", "referenceCoordinates": [0, 0, 0, tilt, 0, 0],
+                   "initialVelocities": [0, 0, 0, 0, 0, 30.0]}],
+        "objects": [{"objectType": "Ground"},
+                    {"objectType": "RigidBody", "nodeNumber": 0, "mass": mass, "centerOfMass": [0, 0, com],
+                     "inertia": [0.02 + mass * com ** 2, 0.02 + mass * com ** 2, 0.01, 0, 0, 0]},
+                    {"objectType": "JointSpherical", "markerNumbers": [0, 1]}],
+        "markers": [{"markerType": "BodyRigid", "bodyNumber": 0}, {"markerType": "BodyRigid", "bodyNumber": 1},
+                    {"markerType": "BodyMass", "bodyNumber": 1}],
+        "loads": [{"loadType": "MassProportional", "markerNumber": 2, "loadVector": [0, 0, -9.81]}],
+        "sensors": [{"sensorType": "Node", "nodeNumber": 0, "outputVariableType": "RotationMatrix"}],
+        "simulationSettings": {"timeIntegration": {"endTime": 2.0, "numberOfSteps": 2000},
+                               "solution": {"sensors": {"writePeriod": 0.01}}},
+        "solve": {"type": "Dynamic", "solverType": "GeneralizedAlpha"},
+    }
+
+
 CARTESIAN = {"objectType": "ConnectorCartesianSpringDamper", "stiffness": [500.0, 500.0, 500.0],
              "damping": [2.0, 2.0, 2.0], "offset": [1.0, 0, 0]}
 SPRING = {"objectType": "ConnectorSpringDamper", "stiffness": 500.0, "damping": 2.0, "referenceLength": 1.0}
@@ -135,6 +157,7 @@ MODELS = {  # name: model document, or a function making one
     "slider_crank": CASES / "slider_crank" / "model.json",
     "planar_double_pendulum": planar_double_pendulum,
     "rolling_coin": rolling_coin,
+    "rotvec_top": rotvec_top,
     "chain_1": EXAMPLES / "chain_1" / "model.json",
     "chain_10": EXAMPLES / "chain_10" / "model.json",
     "chain_50": EXAMPLES / "chain_50" / "model.json",

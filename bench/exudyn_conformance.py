@@ -34,6 +34,7 @@ import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[1]
 TEST_MODELS = Path("main/pythonDev/TestModels")
@@ -167,6 +168,11 @@ def run_one(script: Path, engine: str) -> dict:
                 setter(row[k:k + n].tolist(), configuration=cur)
             k += n
         sd.SetTime(float(row[0]), cur)
+        # what scripts read of Exudyn's solver object (SolveDynamic(storeSolver=True), the default): its counters
+        # (currentStepIndex is one past the last step)
+        it = SimpleNamespace(currentStepIndex=res.solver["steps"] + 1,
+                             newtonStepsCount=res.solver["newtonIterations"], newtonJacobiCount=res.solver["jacobians"])
+        mbs.sys["dynamicSolver" if res.solver["type"] == "Dynamic" else "staticSolver"] = SimpleNamespace(it=it)
         for i, series in enumerate(res.sensors.values()):
             ours[(id(mbs), i)] = series.data
 

@@ -10,12 +10,24 @@ from .values import Problem
 SUPPORTED_DYNAMIC = ("GeneralizedAlpha", "TrapezoidalIndex2", *TABLEAUS)
 
 
+def lie_group_problems(doc, settings: dict, names: dict) -> list[Problem]:
+    """Lie group nodes (RigidBodyRotVecLG) in a generalized-α solve take Exudyn's default kinematic relations only."""
+    lie = [names["nodes"][i] for i, n in enumerate(doc.nodes) if n.nodeType == "RigidBodyRotVecLG"]
+    if not lie or doc.solve.type != "Dynamic" or doc.solve.solverType in TABLEAUS:
+        return []
+    if settings["timeIntegration"]["generalizedAlpha"]["lieGroupSimplifiedKinematicRelations"]:
+        return [Problem("simulationSettings.timeIntegration.generalizedAlpha.lieGroupSimplifiedKinematicRelations",
+                        f"the Lie group nodes ({', '.join(lie)}) are integrated with Exudyn's default relations only "
+                        "(lieGroupSimplifiedKinematicRelations = false)")]
+    return []
+
+
 def explicit_solver_problems(doc, settings: dict, names: dict, refs: dict) -> list[Problem]:
     """What Exudyn's explicit solvers refuse (see solvers/explicit.py), as problems at solve.solverType:
     Euler-parameter nodes, and with eliminateConstraints every constraint but a ConnectorCoordinate
     between a ground-node coordinate and a node coordinate (the item declarations' `explicit`); and
-    what only ours refuse: off-center planar rigid bodies and RigidBodyRxyz nodes (their mass matrix is not
-    diagonal);
+    what only ours refuse: off-center planar rigid bodies, RigidBodyRxyz nodes and rigid bodies on RigidBodyRotVecLG
+    nodes with an off-center mass or inertia products (their mass matrix is not diagonal);
     `refs` are the resolved references ((list, index, field) -> index)."""
     if doc.solve.type != "Dynamic" or doc.solve.solverType not in TABLEAUS:
         return []
@@ -31,6 +43,15 @@ def explicit_solver_problems(doc, settings: dict, names: dict, refs: dict) -> li
         problems.append(Problem("solve.solverType", f"{solver} cannot integrate the Tait-Bryan nodes "
                                 f"({', '.join(rxyz)}): their bodies' mass matrix is not diagonal, and mbserve's "
                                 "explicit solvers take diagonal ones only; use GeneralizedAlpha"))
+    rotvec = [names["objects"][i] for i, o in enumerate(doc.objects) if o.objectType == "RigidBody"
+              and refs.get(("objects", i, "nodeNumber")) is not None
+              and doc.nodes[refs[("objects", i, "nodeNumber")]].nodeType == "RigidBodyRotVecLG"
+              and (any(o.centerOfMass) or any(o.inertia[3:]))]
+    if rotvec:
+        problems.append(Problem("solve.solverType", f"{solver} cannot integrate {', '.join(rotvec)}: a rigid body on "
+                                "a RigidBodyRotVecLG node with its centerOfMass away from the node or with inertia "
+                                "products has a mass matrix that is not diagonal, and mbserve's explicit solvers take "
+                                "diagonal ones only; use GeneralizedAlpha"))
     off = [names["objects"][i] for i, o in enumerate(doc.objects) if off_center(o)]
     if off:
         problems.append(Problem("solve.solverType", f"{solver} cannot integrate {', '.join(off)}: a RigidBody2D whose "

@@ -167,9 +167,9 @@ class CreateRigidBody(_Create):
     """RigidBodyInertia, or a Cuboid, Cylinder or Sphere of a density"""
     gravity: S.Vector3 = Field(default_factory=lambda: [0.0] * 3)
     """a MassProportional load with this acceleration"""
-    nodeType: Literal["RotationEulerParameters", "RotationRxyz"] = Field(
-        "RotationEulerParameters", description="NodeType: Euler parameters (a RigidBodyEP node) or Tait-Bryan "
-        "angles (a RigidBodyRxyz node)")
+    nodeType: Literal["RotationEulerParameters", "RotationRxyz", "RotationRotationVector"] = Field(
+        "RotationEulerParameters", description="NodeType: Euler parameters (a RigidBodyEP node), Tait-Bryan "
+        "angles (a RigidBodyRxyz node) or a rotation vector (a RigidBodyRotVecLG node)")
     create2D: Literal[False] = False
     """false only (2D bodies are not supported)"""
     graphicsDataList: list[Any] = Field(default_factory=list)
@@ -323,6 +323,13 @@ def rxyz_rates(omega: np.ndarray, rot: np.ndarray) -> np.ndarray:
     return g_inv @ omega
 
 
+# CreateRigidBody's nodeType -> (node type, rotation parameters of a matrix, rates of (ω, parameters, matrix));
+# a rotation vector's rates are ω̄ = Aᵀ ω (Exudyn's CreateRigidBody takes the given reference matrix)
+NODE_TYPES = {"RotationEulerParameters": ("RigidBodyEP", euler_parameters, lambda w, p, a: euler_parameters_t(w, p)),
+              "RotationRxyz": ("RigidBodyRxyz", R.tait_bryan_xyz, lambda w, p, a: rxyz_rates(w, p)),
+              "RotationRotationVector": ("RigidBodyRotVecLG", R.rotation_vector, lambda w, p, a: a.T @ w)}
+
+
 def _floats(a) -> list:
     return np.asarray(a, float).tolist()
 
@@ -424,8 +431,7 @@ class _Expansion:
         if i in self.failed:
             return None
         position, rotation = _frame(spec.referenceHT, spec.referencePosition, spec.referenceRotationMatrix)
-        rxyz = spec.nodeType == "RotationRxyz"
-        parameters = R.tait_bryan_xyz if rxyz else euler_parameters
+        node_type, parameters, rates = NODE_TYPES[spec.nodeType]
         ref = parameters(rotation)
         initial = [0.0] * (3 + len(ref))
         if spec.initialHT is not None or spec.initialDisplacement is not None or spec.initialRotationMatrix is not None:
@@ -434,12 +440,10 @@ class _Expansion:
             initial = _floats(displacement) + _floats(parameters(rotation @ turn) - ref)
         omega = np.array(spec.initialAngularVelocity, float)
         node = self.append("nodes", _named(spec.name and "Node:" + spec.name, {
-            "nodeType": "RigidBodyRxyz" if rxyz else "RigidBodyEP",
-            "referenceCoordinates": _floats(position) + _floats(ref),
-            **({} if rxyz else {"addConstraintEquation": True}), "initialCoordinates": initial,
+            "nodeType": node_type, "referenceCoordinates": _floats(position) + _floats(ref),
+            **({"addConstraintEquation": True} if node_type == "RigidBodyEP" else {}), "initialCoordinates": initial,
             # Exudyn takes the rotation rates for the reference rotation, also with an initial rotation
-            "initialVelocities": _floats(spec.initialVelocity)
-            + _floats(rxyz_rates(omega, ref) if rxyz else euler_parameters_t(omega, ref)),
+            "initialVelocities": _floats(spec.initialVelocity) + _floats(rates(omega, ref, rotation)),
             # Exudyn 1.13.6 draws the body from (inertia) graphics and sets the node's drawSize to 0
             "Vshow": spec.show, "VdrawSize": 0.0, "Vcolor": spec.color}))
         mass, tensor, com = spec.inertia.mass_tensor_com()
@@ -510,10 +514,13 @@ class _Expansion:
         if n is None:
             raise LookupError(f"its nodeNumber {body.nodeNumber!r} is not a node")
         raw = self.lists["nodes"][n]
-        rxyz = isinstance(raw, dict) and raw.get("nodeType") == "RigidBodyRxyz"
-        kind = (S.NodeRigidBodyRxyz if rxyz else S.NodeRigidBodyEP) if obj["objectType"] == "RigidBody" else S.NodePoint
+        node_type = raw.get("nodeType") if isinstance(raw, dict) else None
+        three = {"RigidBodyRxyz": (S.NodeRigidBodyRxyz, R.rxyz_rotation),
+                 "RigidBodyRotVecLG": (S.NodeRigidBodyRotVecLG, R.rotation_vector_matrix)}.get(node_type)
+        kind = (three[0] if three else S.NodeRigidBodyEP) if obj["objectType"] == "RigidBody" else S.NodePoint
         q = np.array(kind.model_validate(raw).referenceCoordinates, float)
-        return q[:3], (R.rxyz_rotation(q[3:]) if rxyz else R.ep_rotation(q[3:]) if len(q) == 7 else np.eye(3))
+        return q[:3], (three[1](q[3:]) if three and kind is three[0] else R.ep_rotation(q[3:]) if len(q) == 7
+                       else np.eye(3))
 
     @staticmethod
     def joint_position(spec, bodies) -> np.ndarray:

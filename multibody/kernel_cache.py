@@ -36,11 +36,13 @@ LOCK_NAME = "mbserve-compile.lock"
 _BODY = {"nodeType": "RigidBodyEP", "referenceCoordinates": [0, 0, 0, 1, 0, 0, 0],
          "initialCoordinates": [0.1, 0, 0, 0, 0, 0, 0]}
 WARM_UP_MODEL = {  # one body on a slider with a spring, a torsional and a 6x6 spring, a point on a rod, a rolling
-    # disc, a free body on Tait-Bryan angles: the kernels of the common path and those of the item types with
-    # kernels of their own (items/README.md)
+    # disc, free bodies on Tait-Bryan angles and on a rotation vector (Lie group updates): the kernels of the
+    # common path and those of the item types with kernels of their own (items/README.md)
     "nodes": [_BODY, {"nodeType": "Point", "referenceCoordinates": [0, -1, 0], "initialVelocities": [0.1, 0, 0]},
               {"nodeType": "RigidBodyEP", "referenceCoordinates": [0, 2, 0.5, 1, 0, 0, 0]},
               {"nodeType": "RigidBodyRxyz", "referenceCoordinates": [0, -2, 0, 0.1, 0.2, 0.3],
+               "initialVelocities": [0, 0, 0, 1, 2, 3]},
+              {"nodeType": "RigidBodyRotVecLG", "referenceCoordinates": [0, -3, 0, 0.1, 0.2, 0.3],
                "initialVelocities": [0, 0, 0, 1, 2, 3]}],
     "objects": [{"objectType": "Ground"},
                 {"objectType": "RigidBody", "nodeNumber": 0, "mass": 1.0, "inertia": [1e-3, 1e-3, 1e-3, 0, 0, 0]},
@@ -56,7 +58,8 @@ WARM_UP_MODEL = {  # one body on a slider with a spring, a torsional and a 6x6 s
                 {"objectType": "RigidBody", "nodeNumber": 2, "mass": 1.0, "inertia": [0.1, 0.05, 0.05, 0, 0, 0]},
                 {"objectType": "JointRollingDisc", "markerNumbers": [0, 5], "discRadius": 0.5},
                 {"objectType": "RigidBody", "nodeNumber": 3, "mass": 1.0, "inertia": [0.1, 0.05, 0.05, 0, 0, 0],
-                 "centerOfMass": [0.1, 0, 0]}],
+                 "centerOfMass": [0.1, 0, 0]},
+                {"objectType": "RigidBody", "nodeNumber": 4, "mass": 1.0, "inertia": [0.1, 0.05, 0.05, 0, 0, 0]}],
     "markers": [{"markerType": "BodyRigid", "bodyNumber": 0}, {"markerType": "BodyRigid", "bodyNumber": 1},
                 {"markerType": "BodyPosition", "bodyNumber": 0}, {"markerType": "BodyPosition", "bodyNumber": 1},
                 {"markerType": "NodePosition", "nodeNumber": 1}, {"markerType": "BodyRigid", "bodyNumber": 8}],

@@ -52,6 +52,9 @@ def borrowed(typingctx, value):
         return _without_meminfo(context, builder, signature.args[0], args[0])
     return value(value), codegen
 
+NO_ROTATION3, TAIT_BRYAN, ROTATION_VECTOR = 0, 1, 2  # Model.f_rotation
+
+
 class Model(NamedTuple):
     """The compiled model the kernels read: frozen arrays (System builds it once per model), all
     C-contiguous (one compiled signature for every model). Frames are the nodes', then the grounds';
@@ -61,7 +64,10 @@ class Model(NamedTuple):
     ftheta_ref: np.ndarray  # (nF,4) reference Euler parameters
     f_is_ep: np.ndarray  # (nF,) the frame has Euler-parameter rotation coordinates
     f_is_2d: np.ndarray  # (nF,) a planar frame: columns x, y, -, φ (its θ is [φ, 0, 0, 0])
-    f_is_rxyz: np.ndarray  # (nF,) Tait-Bryan angles x-y-z: columns x, y, z, φ0, φ1, φ2, - (θ = [φ0, φ1, φ2, 0])
+    f_rotation: np.ndarray  # (nF,) the parametrization of a frame's three rotation coordinates (columns x, y, z, r0,
+    # r1, r2, -; θ = [r0, r1, r2, 0]): TAIT_BRYAN, ROTATION_VECTOR; NO_ROTATION3 on the other frames
+    lie_cols: np.ndarray  # (nL,3) the rotation columns of the rotation-vector (Lie group) nodes
+    lie_ref: np.ndarray  # (nL,3) their reference rotation vectors
     mframe: np.ndarray  # (nm,) each marker's frame
     mlocal: np.ndarray  # (nm,3) marker position in its frame
     mrot: np.ndarray  # (nm,3,3) marker rotation in its frame (localHT)
@@ -167,7 +173,7 @@ class Kin(NamedTuple):
     """The kinematics of one state (System.Kinematics' arrays; q, v with the dummy slot)."""
     q: np.ndarray
     v: np.ndarray
-    theta: np.ndarray  # (nF,4) the frame's rotation coordinates (Euler parameters, [φ0, φ1, φ2, 0] or [φ, 0, 0, 0])
+    theta: np.ndarray  # (nF,4) the frame's rotation coordinates (Euler parameters, [r0, r1, r2, 0] or [φ, 0, 0, 0])
     theta_t: np.ndarray
     fA: np.ndarray  # (nF,3,3)
     fG: np.ndarray  # (nF,3,4) ω = G θ̇ (a planar frame: e_z in column 0)
@@ -477,6 +483,129 @@ def _rxyz_frame(th, A, G, Gb):
 
 
 @jit_inline
+def _rotation_vector_matrix(v0, v1, v2, A):
+    """A = exp(ν̃) of a rotation vector ν (Exudyn's RotationVector2RotationMatrix, its angle taken modulo 2π
+    in the sine terms as there)."""
+    angle = np.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
+    for i in range(3):
+        for j in range(3):
+            A[i, j] = 1.0 if i == j else 0.0
+    if angle == 0.0:
+        return
+    if angle > 2 * np.pi:
+        angle = np.fmod(angle, 2 * np.pi)
+    a = np.sin(angle) / angle
+    s2 = np.sin(0.5 * angle)
+    b = 2.0 * s2 * s2 / (angle * angle)
+    # ν̃ ν̃ = ν νᵀ - |ν|² I
+    n2 = v0 * v0 + v1 * v1 + v2 * v2
+    A[0, 0] += b * (v0 * v0 - n2)
+    A[1, 1] += b * (v1 * v1 - n2)
+    A[2, 2] += b * (v2 * v2 - n2)
+    A[0, 1] += -a * v2 + b * v0 * v1
+    A[1, 0] += a * v2 + b * v0 * v1
+    A[0, 2] += a * v1 + b * v0 * v2
+    A[2, 0] += -a * v1 + b * v0 * v2
+    A[1, 2] += -a * v0 + b * v1 * v2
+    A[2, 1] += a * v0 + b * v1 * v2
+
+
+@jit_inline
+def _rotation_vector_frame(th, A, G, Gb):
+    """A = exp(ν̃), G = A and Ḡ = I (CNodeRigidBodyRotVecLG: the rates are the body-axis angular velocity ω̄) of a
+    rotation-vector frame (θ = [ν0, ν1, ν2, 0]); the fourth columns of G, Ḡ are 0."""
+    _rotation_vector_matrix(th[0], th[1], th[2], A)
+    for i in range(3):
+        for j in range(3):
+            G[i, j] = A[i, j]
+            Gb[i, j] = 1.0 if i == j else 0.0
+        G[i, 3] = 0.0
+        Gb[i, 3] = 0.0
+
+
+@jit_inline
+def _rotation3_frame(kind, th, A, G, Gb):
+    """A, G, Ḡ of a frame with three rotation coordinates, by its Model.f_rotation."""
+    if kind == TAIT_BRYAN:
+        _rxyz_frame(th, A, G, Gb)
+    else:
+        _rotation_vector_frame(th, A, G, Gb)
+
+
+@jit_inline
+def _sinc(x):
+    return np.sin(x) / x if x != 0.0 else 1.0
+
+
+@jit_inline
+def compose_rotation_vectors(a0, a1, a2, b0, b1, b2):
+    """log(exp(ã) exp(b̃)) of rotation vectors a, b by their half-angle (quaternion) forms, as Exudyn's
+    CompositionRotationVector (an angle in [0, 2π])."""
+    h1 = 0.5 * np.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
+    h2 = 0.5 * np.sqrt(b0 * b0 + b1 * b1 + b2 * b2)
+    c0, c1, s0, s1 = np.cos(h1), np.cos(h2), _sinc(h1), _sinc(h2)
+    x = c0 * c1 - 0.25 * s0 * s1 * (a0 * b0 + a1 * b1 + a2 * b2)
+    w = np.pi - 2.0 * np.arctan2(x, np.sqrt(abs(1.0 - x * x)))
+    r0 = s0 * c1 * a0 + c0 * s1 * b0 + 0.5 * s0 * s1 * (a1 * b2 - a2 * b1)
+    r1 = s0 * c1 * a1 + c0 * s1 * b1 + 0.5 * s0 * s1 * (a2 * b0 - a0 * b2)
+    r2 = s0 * c1 * a2 + c0 * s1 * b2 + 0.5 * s0 * s1 * (a0 * b1 - a1 * b0)
+    n = np.sqrt(r0 * r0 + r1 * r1 + r2 * r2)
+    if n == 0.0:
+        return 0.0, 0.0, 0.0
+    return w * r0 / n, w * r1 / n, w * r2 / n
+
+
+@jit_inline
+def texp_inverse_times(o0, o1, o2, x0, x1, x2):
+    """T⁻¹(Ω) x, the inverse tangent operator of exp on SO(3) (Exudyn's TExpSO3Inv, series below |Ω| = 0.02)."""
+    phi2 = o0 * o0 + o1 * o1 + o2 * o2
+    if phi2 == 0.0:
+        return x0, x1, x2
+    phi = np.sqrt(phi2)
+    if phi <= 0.02:
+        c = 1.0 / 12 + phi2 / 720 + phi2 * phi2 / 30240
+        b = 1.0 - c * phi2
+    else:
+        e = 0.5 * phi
+        b = e * np.cos(e) / np.sin(e)
+        c = (1.0 - b) / phi2
+    d = c * (o0 * x0 + o1 * x1 + o2 * x2)
+    return (b * x0 + 0.5 * (o1 * x2 - o2 * x1) + d * o0, b * x1 + 0.5 * (o2 * x0 - o0 * x2) + d * o1,
+            b * x2 + 0.5 * (o0 * x1 - o1 * x0) + d * o2)
+
+
+@jit
+def lie_compose(q, d, sign, lie_cols, lie_ref):
+    """q's rotation-vector coordinates ν - ν_ref := log(exp(ν) exp(sign·d)) - ν_ref per Lie group node (the
+    composition update of Exudyn's solvers; d on q's columns)."""
+    for k in range(lie_cols.shape[0]):
+        c0, c1, c2 = lie_cols[k, 0], lie_cols[k, 1], lie_cols[k, 2]
+        r0, r1, r2 = lie_ref[k, 0], lie_ref[k, 1], lie_ref[k, 2]
+        n0, n1, n2 = compose_rotation_vectors(q[c0] + r0, q[c1] + r1, q[c2] + r2, sign * d[c0], sign * d[c1],
+                                              sign * d[c2])
+        q[c0], q[c1], q[c2] = n0 - r0, n1 - r1, n2 - r2
+
+
+@jit
+def lie_group_prediction(q, v, ap, ahat, vs, qs, h, cq, bh2, xi, lie_cols, lie_ref):
+    """The generalized-α predictor of the Lie group nodes' rotations (CSolverImplicitSecondOrderTimeInt with
+    lieGroupSimplifiedKinematicRelations = false): the increment Δ = h v + cq a + βh² â in the Lie algebra,
+    turned by (I + xi ω̃̄*) with the predicted ω̄* (xi = -h β/(2γ)), composed onto q_n: qs's rotation columns."""
+    for k in range(lie_cols.shape[0]):
+        c0, c1, c2 = lie_cols[k, 0], lie_cols[k, 1], lie_cols[k, 2]
+        d0 = (h * v[c0] + cq * ap[c0]) + bh2 * ahat[c0]
+        d1 = (h * v[c1] + cq * ap[c1]) + bh2 * ahat[c1]
+        d2 = (h * v[c2] + cq * ap[c2]) + bh2 * ahat[c2]
+        w0, w1, w2 = xi * vs[c0], xi * vs[c1], xi * vs[c2]
+        e0 = (d0 - w2 * d1) + w1 * d2
+        e1 = (w2 * d0 + d1) - w0 * d2
+        e2 = (-w1 * d0 + w0 * d1) + d2
+        r0, r1, r2 = lie_ref[k, 0], lie_ref[k, 1], lie_ref[k, 2]
+        n0, n1, n2 = compose_rotation_vectors(q[c0] + r0, q[c1] + r1, q[c2] + r2, e0, e1, e2)
+        qs[c0], qs[c1], qs[c2] = n0 - r0, n1 - r1, n2 - r2
+
+
+@jit_inline
 def rxyz_gbar_t_rates(th, tt):
     """Ḡ̇ φ̇ of a Tait-Bryan frame (RotXYZ2Glocal_t times the rates): ω̄̇ = Ḡ φ̈ + Ḡ̇ φ̇."""
     c1, s1, c2, s2 = np.cos(th[1]), np.sin(th[1]), np.cos(th[2]), np.sin(th[2])
@@ -513,11 +642,12 @@ def kinematics(q, v, model, kin):
             _planar_frame(theta[f, 0], fA[f], fG[f], fGbar[f])
             fomega[f, 0], fomega[f, 1], fomega[f, 2] = 0.0, 0.0, theta_t[f, 0]
             continue
-        if model.f_is_rxyz[f]:
-            _rxyz_frame(theta[f], fA[f], fG[f], fGbar[f])
+        if model.f_rotation[f] != NO_ROTATION3:
+            _rotation3_frame(model.f_rotation[f], theta[f], fA[f], fG[f], fGbar[f])
         else:
             _ep_frame(theta[f], fA[f], fG[f], fGbar[f])  # G, Ḡ in place: no allocation per evaluation
-        if f_is_ep[f] or model.f_is_rxyz[f]:  # G, Ḡ and ω are zero on frames without rotation coordinates
+        if f_is_ep[f] or model.f_rotation[f] != NO_ROTATION3:  # G, Ḡ and ω are zero on frames without rotation
+            # coordinates
             for i in range(3):
                 s = 0.0
                 for j in range(4):
@@ -567,7 +697,8 @@ def kinematics(q, v, model, kin):
                     Jpos[m, i, 3 + j] = fA[f, i, 0] * c0 + fA[f, i, 1] * c1 + fA[f, i, 2] * c2
                     Jrot[m, i, 3 + j] = fG[f, i, j]
             continue
-        # planar and Tait-Bryan frames (A an exact rotation) and grounds (ω = 0): ω × (A b) and -(A b)~ G
+        # planar, Tait-Bryan and rotation-vector frames (A an exact rotation) and grounds (ω = 0): ω × (A b) and
+        # -(A b)~ G
         w0, w1, w2 = fomega[f, 0], fomega[f, 1], fomega[f, 2]
         omega[m, 0], omega[m, 1], omega[m, 2] = w0, w1, w2
         vel[m, 0] = fvel[f, 0] + (w1 * r2 - w2 * r1)
@@ -695,40 +826,34 @@ def _rigid_qv(A, Gb, theta, theta_t, m, b, J, rxyz, x):
             x[i] += m * (A[i, 0] * c0 + A[i, 1] * c1 + A[i, 2] * c2)
 
 
-@jit_inline
-def _tait_bryan_body(cols, k, n2):
-    """A rigid body on a RigidBodyRxyz node: its frame has no seventh column (a planar body's has no z)."""
-    return cols[k, 6] >= n2 and cols[k, 2] < n2
-
-
 @jit
-def rigid_quadratic_velocity(fA, fGbar, theta, theta_t, frame, cols, mass, com, inertia, n2):
+def rigid_quadratic_velocity(fA, fGbar, theta, theta_t, f_rotation, frame, cols, mass, com, inertia, n2):
     """-(quadratic velocity terms) of all rigid bodies, scattered on n2."""
     out = np.empty(n2)
-    rigid_quadratic_velocity_into(out, np.empty(7), fA, fGbar, theta, theta_t, frame, cols, mass, com, inertia)
+    rigid_quadratic_velocity_into(out, np.empty(7), fA, fGbar, theta, theta_t, f_rotation, frame, cols, mass, com,
+                                  inertia)
     return out
 
 
 @jit
-def rigid_quadratic_velocity_into(out, x, fA, fGbar, theta, theta_t, frame, cols, mass, com, inertia):
+def rigid_quadratic_velocity_into(out, x, fA, fGbar, theta, theta_t, f_rotation, frame, cols, mass, com, inertia):
     """rigid_quadratic_velocity into out (n2), with scratch x (7)."""
     n2 = out.shape[0]
     out[:] = 0.0
     for k in range(frame.shape[0]):
         f = frame[k]
-        _rigid_qv(fA[f], fGbar[f], theta[f], theta_t[f], mass[k], com[k], inertia[k], _tait_bryan_body(cols, k, n2),
-                  x)
+        _rigid_qv(fA[f], fGbar[f], theta[f], theta_t[f], mass[k], com[k], inertia[k], f_rotation[f] == TAIT_BRYAN, x)
         for i in range(7):
             if cols[k, i] < n2:
                 out[cols[k, i]] += x[i]
 
 
 @jit
-def rigid_quadratic_velocity_jacobians(theta, theta_t, frame, cols, mass, com, inertia, q, v, n2):
+def rigid_quadratic_velocity_jacobians(theta, theta_t, f_rotation, frame, cols, mass, com, inertia, q, v, n2):
     """∂f/∂q and ∂f/∂v (per body, 7x7) of the quadratic velocity terms f, as Exudyn forms them
     (CSystem::JacobianODE2RHS): forward differences with step 1e-7·max(0.01, |x|), x the
     coordinate without its reference value. Only the rotation coordinates and their rates enter f
-    (a planar body's φ and φ̇: its frame has no z column; Tait-Bryan angles: no seventh, System.fcols).
+    (a planar body's φ and φ̇: its frame has no z column; three rotation coordinates: no seventh, System.fcols).
     Leaving this out changes no converged result but the Newton path: with it, modified Newton
     takes Exudyn's iterations on spinning bodies."""
     nb = frame.shape[0]
@@ -738,11 +863,12 @@ def rigid_quadratic_velocity_jacobians(theta, theta_t, frame, cols, mass, com, i
     for k in range(nb):
         f = frame[k]
         m, b, J = mass[k], com[k], inertia[k]
-        planar, rxyz = cols[k, 2] >= n2, _tait_bryan_body(cols, k, n2)
+        planar, kind = cols[k, 2] >= n2, f_rotation[f]
+        rxyz = kind == TAIT_BRYAN
         if planar:
             _planar_frame(theta[f, 0], A, G, Gb)
-        elif rxyz:
-            _rxyz_frame(theta[f], A, G, Gb)
+        elif kind != NO_ROTATION3:
+            _rotation3_frame(kind, theta[f], A, G, Gb)
         else:
             _ep_frame(theta[f], A, G, Gb)
         _rigid_qv(A, Gb, theta[f], theta_t[f], m, b, J, rxyz, x0)
@@ -759,8 +885,8 @@ def rigid_quadratic_velocity_jacobians(theta, theta_t, frame, cols, mass, com, i
                     th[j] += eps
                 if planar:
                     _planar_frame(th[0], A, G, Gb)
-                elif rxyz:
-                    _rxyz_frame(th, A, G, Gb)
+                elif kind != NO_ROTATION3:
+                    _rotation3_frame(kind, th, A, G, Gb)
                 else:
                     _ep_frame(th, A, G, Gb)
                 _rigid_qv(A, Gb, th, tt, m, b, J, rxyz, x1)
@@ -1189,8 +1315,8 @@ def applied_forces(t, model, kin, w, load_factor):
             col = m.mcols[mk, c]
             if col < n2:
                 f[col] += m.l_weight[k] * (J[mk, 0, c] * x0 + J[mk, 1, c] * x1 + J[mk, 2, c] * x2)
-    rigid_quadratic_velocity_into(tmp, w.s7[0], kin.fA, kin.fGbar, kin.theta, kin.theta_t, m.b_frame, m.b_cols, m.b_mass,
-                                  m.b_com, m.b_inertia)
+    rigid_quadratic_velocity_into(tmp, w.s7[0], kin.fA, kin.fGbar, kin.theta, kin.theta_t, m.f_rotation, m.b_frame,
+                                  m.b_cols, m.b_mass, m.b_com, m.b_inertia)
     f += tmp
     if m.s_m0.shape[0]:
         spring_forces_into(tmp, vecs[:3], t, kin.pos, kin.vel, kin.Jpos, m.mcols, m.s_m0, m.s_m1, m.s_k, m.s_d,
@@ -1381,14 +1507,26 @@ def sparse_lu_refactor(Ap, Ai, Ax, Lp, Li, Lx, Up, Ui, Ux, Ud, x):
 
 
 @jit
-def newton_update(qn, vn, an, lam, dx, v_factor, a_divisor, lam_divisor):
-    """q -= Δq, v -= v_factor Δq, q̈ -= Δq / a_divisor, λ -= Δλ̃ / lam_divisor, in place (dx = [Δq; Δλ̃])."""
+def newton_update(qn, vn, an, lam, dx, v_factor, a_divisor, lam_divisor, lie_cols, lie_ref):
+    """q -= Δq, v -= v_factor Δq, q̈ -= Δq / a_divisor, λ -= Δλ̃ / lam_divisor, in place (dx = [Δq; Δλ̃]);
+    the rotation vectors of Lie group nodes compose instead: ν := log(exp(ν) exp(-Δν)) (Exudyn's update)."""
     n2 = qn.shape[0]
+    nl = lie_cols.shape[0]
+    if nl:
+        old = np.empty(n2)  # the rotation columns before the loop below
+        for k in range(nl):
+            for j in range(3):
+                old[lie_cols[k, j]] = qn[lie_cols[k, j]]
     for i in range(n2):
         d = dx[i]
         qn[i] -= d
         vn[i] -= v_factor * d
         an[i] -= d / a_divisor
+    if nl:
+        for k in range(nl):
+            for j in range(3):
+                qn[lie_cols[k, j]] = old[lie_cols[k, j]]
+        lie_compose(qn, dx, -1.0, lie_cols, lie_ref)
     for i in range(lam.shape[0]):
         lam[i] -= dx[n2 + i] / lam_divisor
 
@@ -1440,9 +1578,9 @@ def newton_rules(it, rn, r0, r_prev, full, restarted, extra, parameters):
 
 
 @jit
-def predictor(q, v, a, abar, h, beta, gamma, alpha_m, alpha_f, newmark):
+def predictor(q, v, a, abar, h, beta, gamma, alpha_m, alpha_f, newmark, lie_cols, lie_ref):
     """(q*, v*, â) of a generalized-α step (Newmark: from q̈_n and â = 0), the operations in the
-    order of the numpy expressions they replaced."""
+    order of the numpy expressions they replaced; Lie group nodes' rotations by lie_group_prediction."""
     n = q.shape[0]
     qs, vs, ahat = np.empty(n), np.empty(n), np.zeros(n)
     cq, cv, bh2, hg = h * h * (0.5 - beta), h * (1.0 - gamma), beta * h * h, h * gamma
@@ -1452,4 +1590,7 @@ def predictor(q, v, a, abar, h, beta, gamma, alpha_m, alpha_f, newmark):
             ahat[i] = (alpha_f * a[i] - alpha_m * abar[i]) / (1.0 - alpha_m)
         qs[i] = (q[i] + h * v[i]) + cq * ap + bh2 * ahat[i]
         vs[i] = (v[i] + cv * ap) + hg * ahat[i]
+    if lie_cols.shape[0]:
+        lie_group_prediction(q, v, a if newmark else abar, ahat, vs, qs, h, cq, bh2, -0.5 * h * beta / gamma, lie_cols,
+                             lie_ref)
     return qs, vs, ahat

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from . import programs as P
 from . import schema as S
 from . import settings as settings_mod
-from .capabilities import SUPPORTED_DYNAMIC, explicit_solver_problems
+from .capabilities import SUPPORTED_DYNAMIC, explicit_solver_problems, lie_group_problems
 from .convenience import expand_convenience
 from .items import BODY_NODES, CONNECTOR_MARKERS, MARKER_BODIES, MOTION_JOINTS
 from .items.declaration import COORDINATE_MARKERS, POSITION_MARKERS, RIGID_MARKERS
@@ -36,9 +36,10 @@ LOAD_MARKERS = {
     "MassProportional": ({"BodyMass"}, "a BodyMass marker"),
     "Coordinate": (COORDINATE_MARKERS, "a NodeCoordinate marker"),
 }
-MARKER_NODES = {"NodeRigid": {"RigidBodyEP", "RigidBodyRxyz", "RigidBody2D"},  # marker type -> nodes
-                "NodePosition": {"RigidBodyEP", "RigidBodyRxyz", "RigidBody2D", "Point", "PointGround", "Point2D"},
-                "NodeCoordinate": {"RigidBodyEP", "RigidBodyRxyz", "RigidBody2D", "Point", "PointGround", "Point2D"}}
+_RIGID_NODES = {"RigidBodyEP", "RigidBodyRxyz", "RigidBodyRotVecLG", "RigidBody2D"}
+MARKER_NODES = {"NodeRigid": _RIGID_NODES,  # marker type -> nodes
+                "NodePosition": _RIGID_NODES | {"Point", "PointGround", "Point2D"},
+                "NodeCoordinate": _RIGID_NODES | {"Point", "PointGround", "Point2D"}}
 USER_FUNCTION_FIELDS = ("loadVectorUserFunction", "loadUserFunction", "springForceUserFunction")
 
 
@@ -226,6 +227,7 @@ class _Checker:
         self.poll()
         if self.complete:
             self.problems += explicit_solver_problems(self.doc, settings, self.names, self.refs)
+            self.problems += lie_group_problems(self.doc, settings, self.names)
         loaded = LoadedModel(document=self.doc, settings=settings, names=self.names, refs=self.refs,
                              motions=motions, user_functions=user_functions, warnings=self.warnings)
         self.problems += check_sensor_outputs(loaded)

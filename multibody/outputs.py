@@ -7,6 +7,7 @@ from functools import partial
 import numpy as np
 
 from .items import OBJECT_OUTPUTS, of_role
+from .kernels import TAIT_BRYAN
 from .output_kernels import empty_rows, row_bytes, row_kinematics
 from .rotations import cross, homogeneous_transformation, matvec, rxyz_g_t_rates, tait_bryan_xyz
 from . import schema as S
@@ -22,6 +23,9 @@ NODE_2D_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration", "Coor
 RXYZ_NODE_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration", "Coordinates", "Coordinates_t",
                      "Coordinates_tt", "CoordinatesTotal", "RotationMatrix", "Rotation", "AngularVelocity",
                      "AngularVelocityLocal", "AngularAcceleration", "HomogeneousTransformation")  # as Exudyn 1.13.6
+ROTVEC_NODE_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration", "Coordinates", "Coordinates_t",
+                       "CoordinatesTotal", "RotationMatrix", "Rotation", "AngularVelocity", "AngularVelocityLocal",
+                       "HomogeneousTransformation")  # as Exudyn 1.13.6 (no Coordinates_tt, no AngularAcceleration)
 POINT_2D_NODE_OUTPUTS = ("Position", "Displacement", "Velocity", "Acceleration", "Coordinates", "Coordinates_t",
                          "Coordinates_tt", "CoordinatesTotal", "RotationMatrix", "Rotation", "AngularVelocity",
                          "AngularVelocityLocal", "HomogeneousTransformation")  # Exudyn 1.13.6: no rotation (I, 0)
@@ -52,7 +56,8 @@ def columns(var: str, n: int) -> list[str]:
 
 MOTION_OUTPUTS = ("Coordinate", "Coordinate_t", "Coordinate_tt", "Force")
 OUTPUT_VARIABLES: dict[str, dict[str, tuple[str, ...]]] = {  # list -> item type -> its output variables
-    "nodes": {"RigidBodyEP": EP_NODE_OUTPUTS, "RigidBodyRxyz": RXYZ_NODE_OUTPUTS, "Point": POINT_NODE_OUTPUTS,
+    "nodes": {"RigidBodyEP": EP_NODE_OUTPUTS, "RigidBodyRxyz": RXYZ_NODE_OUTPUTS,
+              "RigidBodyRotVecLG": ROTVEC_NODE_OUTPUTS, "Point": POINT_NODE_OUTPUTS,
               "PointGround": POINT_GROUND_OUTPUTS,
               "RigidBody2D": NODE_2D_OUTPUTS, "Point2D": POINT_2D_NODE_OUTPUTS},
     "objects": OBJECT_OUTPUTS,
@@ -244,9 +249,9 @@ class SensorSet:
 
     def angular_acceleration(self, f: int, kin, acc: np.ndarray) -> np.ndarray:
         """α of frame f over rows (acc: frame_accelerations): G θ̈, on Tait-Bryan angles + Ġ φ̇ (Exudyn's
-        RotXYZ2G_t; Euler parameters have Ġ θ̇ = 0)."""
+        RotXYZ2G_t; Euler parameters have Ġ θ̇ = 0, a rotation vector's G = A has Ġ ω̄ = A (ω̄ × ω̄) = 0)."""
         alpha = matvec(kin.fG[:, f], acc[:, 3:])
-        if self.system.f_is_rxyz[f]:
+        if self.system.f_rotation[f] == TAIT_BRYAN:
             alpha = alpha + rxyz_g_t_rates(kin.theta[:, f], kin.theta_t[:, f])
         return alpha
 
@@ -270,7 +275,7 @@ class SensorSet:
         }
         if s.f_is_2d[f] and var == "Rotation":  # Exudyn: [0, 0, φ] with the reference, not wrapped
             return np.stack([np.zeros(len(q)), np.zeros(len(q)), kin.theta[:, f, 0]], axis=-1)
-        if s.f_is_rxyz[f] and var == "Rotation":  # Exudyn: the angles with their reference, not from A
+        if s.f_rotation[f] == TAIT_BRYAN and var == "Rotation":  # Exudyn: the angles with their reference, not from A
             return kin.theta[:, f, :3]
         return table[var]()
 
@@ -282,7 +287,7 @@ class SensorSet:
         A = kin.fA[:, f]
         wbar = matvec(kin.fGbar[:, f], kin.theta_t[:, f])
         alpha_bar = matvec(kin.fGbar[:, f], acc[:, 3:])
-        if s.f_is_rxyz[f]:  # Ḡ̇ φ̇ ≠ 0: Aᵀ α, as Exudyn's AngularAccelerationLocal
+        if s.f_rotation[f] == TAIT_BRYAN:  # Ḡ̇ φ̇ ≠ 0: Aᵀ α, as Exudyn's AngularAccelerationLocal
             alpha_bar = matvec(A.swapaxes(-1, -2), self.angular_acceleration(f, kin, acc))
         r = matvec(A, local)
         accel = lambda: acc[:, :3] + matvec(A, cross(alpha_bar, local) + cross(wbar, cross(wbar, local)))  # noqa: E731

@@ -37,7 +37,8 @@ def _zoo() -> dict:
              {"nodeType": "RigidBody2D", "referenceCoordinates": [1, -1, 0]},
              {"nodeType": "Point2D", "referenceCoordinates": [2, -1]},
              {"nodeType": "RigidBodyEP", "referenceCoordinates": [5, 0, 0.5, 1, 0, 0, 0]},
-             {"nodeType": "RigidBodyRxyz", "referenceCoordinates": [6, 0, 0, 0, 0, 0]}]
+             {"nodeType": "RigidBodyRxyz", "referenceCoordinates": [6, 0, 0, 0, 0, 0]},
+             {"nodeType": "RigidBodyRotVecLG", "referenceCoordinates": [7, 0, 0, 0, 0, 0]}]
     objects = [{"objectType": "Ground"}, body(0), body(1), body(2), body(3),
                {"objectType": "MassPoint", "nodeNumber": 4, "mass": 1.0},
                {"objectType": "JointPrismaticX", "markerNumbers": [0, 1]},
@@ -62,7 +63,8 @@ def _zoo() -> dict:
                {"objectType": "ConnectorRigidBodySpringDamper", "markerNumbers": [0, 4],
                 "stiffness": [[10.0 * (i == j) for j in range(6)] for i in range(6)]},
                body(9), {"objectType": "JointRollingDisc", "markerNumbers": [0, 19], "discRadius": 0.5},
-               body(10), {"objectType": "JointSpherical", "markerNumbers": [0, 20]}]
+               body(10), {"objectType": "JointSpherical", "markerNumbers": [0, 20]},
+               body(11), {"objectType": "JointSpherical", "markerNumbers": [0, 21]}]
     markers = [rigid(0), rigid(1), rigid(2), rigid(3), rigid(4),
                {"markerType": "BodyPosition", "bodyNumber": 0, "localPosition": [0, 0, 0]},
                {"markerType": "BodyPosition", "bodyNumber": 5},
@@ -75,7 +77,7 @@ def _zoo() -> dict:
                {"markerType": "NodePosition", "nodeNumber": 4},
                {"markerType": "BodyPosition", "bodyNumber": 0, "localPosition": [0, -1, 0]},
                {"markerType": "BodyPosition", "bodyNumber": 14}, rigid(14), rigid(15),
-               {"markerType": "BodyPosition", "bodyNumber": 18}, rigid(23), rigid(25)]
+               {"markerType": "BodyPosition", "bodyNumber": 18}, rigid(23), rigid(25), rigid(27)]
     loads = [{"loadType": "ForceVector", "markerNumber": 6, "loadVector": [0, 1, 0]},
              {"loadType": "TorqueVector", "markerNumber": 2, "loadVector": [0, 0, 1]},
              {"loadType": "MassProportional", "markerNumber": 11, "loadVector": [1, 0, 0]},

@@ -50,6 +50,28 @@ def rxyz_rotation(phi) -> np.ndarray:
                      [-c0 * s1 * c2 + s0 * s2, c0 * s1 * s2 + s0 * c2, c0 * c1]])
 
 
+def rotation_vector_matrix(v) -> np.ndarray:
+    """A = exp(ν̃) of a rotation vector (Exudyn's RotationVector2RotationMatrix: above 2π its coefficients take the
+    angle modulo 2π, as kernels._rotation_vector_matrix)."""
+    v = np.asarray(v, float)
+    angle = float(np.linalg.norm(v))
+    if angle == 0.0:
+        return np.eye(3)
+    if angle > 2 * np.pi:
+        angle = float(np.fmod(angle, 2 * np.pi))
+    s = skew(v)
+    half = np.sin(0.5 * angle)
+    return np.eye(3) + (np.sin(angle) / angle) * s + (2 * half * half / (angle * angle)) * (s @ s)
+
+
+def rotation_vector(r: np.ndarray) -> np.ndarray:
+    """The rotation vector (angle in [0, π]) of a rotation matrix (3,3): log on SO(3) via Euler parameters, as
+    Exudyn's LogSO3Vector."""
+    ep = rotation_to_ep(r)
+    norm = float(np.linalg.norm(ep[1:]))
+    return np.zeros(3) if norm == 0.0 else 2 * np.arctan2(norm, ep[0]) * ep[1:] / norm
+
+
 def rxyz_g_t_rates(phi: np.ndarray, phi_t: np.ndarray) -> np.ndarray:
     """Ġ φ̇ of Tait-Bryan angles (Exudyn's RotXYZ2G_t times the rates; α = G φ̈ + Ġ φ̇), over rows (...,3+)."""
     t0, t1, t2 = phi_t[..., 0], phi_t[..., 1], phi_t[..., 2]

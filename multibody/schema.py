@@ -136,6 +136,19 @@ class NodeRigidBodyRxyz(Item):
     initialVelocities: Vector6 = Field(default_factory=lambda: [0.0] * 6, description="q̇ at startTime (angle rates)")
 
 
+class NodeRigidBodyRotVecLG(Item):
+    """A rigid-body node whose rotation coordinates are a rotation vector ν (A = exp(ν̃)) and whose rotation rates
+    are the body-axis angular velocity ω̄ (Exudyn's Lie group node): the solvers update ν by composition,
+    ν ∘ exp(Δ), not by adding; no algebraic constraint, no singularity."""
+    nodeType: Literal["RigidBodyRotVecLG"]
+    referenceCoordinates: Vector6 = Field(default_factory=lambda: [0.0] * 6,
+                                          description="[x,y,z, ν0,ν1,ν2] (position, rotation vector in rad)")
+    initialCoordinates: Vector6 = Field(default_factory=lambda: [0.0] * 6,
+                                        description="q at startTime, added to reference")
+    initialVelocities: Vector6 = Field(default_factory=lambda: [0.0] * 6,
+                                       description="[vx,vy,vz, ω̄0,ω̄1,ω̄2] at startTime (ω̄ in body axes)")
+
+
 class NodePoint(Item):
     nodeType: Literal["Point"]
     referenceCoordinates: Vector3 = Field(default_factory=lambda: [0.0] * 3)
@@ -175,10 +188,10 @@ class NodePoint2D(Item):
     """velocity [vx, vy] at startTime"""
 
 
-NODE_COORDINATES = {"RigidBodyEP": 7, "RigidBodyRxyz": 6, "RigidBody2D": 3, "Point": 3, "PointGround": 0,
-                    "Point2D": 2}  # ODE2 coordinates
-Node = Annotated[Union[NodeRigidBodyEP, NodeRigidBodyRxyz, NodePoint, NodePointGround, NodeRigidBody2D, NodePoint2D],
-                 Field(discriminator="nodeType")]
+NODE_COORDINATES = {"RigidBodyEP": 7, "RigidBodyRxyz": 6, "RigidBodyRotVecLG": 6, "RigidBody2D": 3, "Point": 3,
+                    "PointGround": 0, "Point2D": 2}  # ODE2 coordinates
+Node = Annotated[Union[NodeRigidBodyEP, NodeRigidBodyRxyz, NodeRigidBodyRotVecLG, NodePoint, NodePointGround,
+                       NodeRigidBody2D, NodePoint2D], Field(discriminator="nodeType")]
 
 
 # ---------------------------------------------------------------------------------- objects
@@ -200,7 +213,7 @@ class ObjectGround(Item):
 class ObjectRigidBody(Item):
     objectType: Literal["RigidBody"]
     nodeNumber: Ref = -1
-    """its RigidBodyEP or RigidBodyRxyz node (index or name)"""
+    """its RigidBodyEP, RigidBodyRxyz or RigidBodyRotVecLG node (index or name)"""
     mass: FiniteFloat = 0.0
     """mass in kg; must be positive"""
     inertia: Vector6 = Field(default_factory=lambda: [0.0] * 6,
@@ -404,7 +417,7 @@ class MarkerNodeCoordinate(Item):
 class MarkerNodeRigid(Item):
     markerType: Literal["NodeRigid"]
     nodeNumber: Ref = -1
-    """the RigidBodyEP, RigidBodyRxyz or RigidBody2D node (index or name)"""
+    """the RigidBodyEP, RigidBodyRxyz, RigidBodyRotVecLG or RigidBody2D node (index or name)"""
     localHT: HT | None = None
     """frame relative to the node's frame"""
 

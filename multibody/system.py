@@ -31,6 +31,10 @@ from .items.motion_constraints import Motions
 from .kinematics import Kinematics, empty_kinematics
 from .user_functions import UserFunctions
 
+# node types with three rotation coordinates (θ = [r0, r1, r2, 0]): their Model.f_rotation and rotation matrix
+ROTATION3 = {"RigidBodyRxyz": (K.TAIT_BRYAN, R.rxyz_rotation), "RigidBodyRotVecLG": (K.ROTATION_VECTOR,
+                                                                                   R.rotation_vector_matrix)}
+
 
 class System:
     """Compiled from a LoadedModel; read-only during a solve."""
@@ -69,7 +73,7 @@ class System:
         self.ftheta_ref = np.tile([1.0, 0.0, 0.0, 0.0], (nF, 1))
         self.f_is_ep = np.zeros(nF, dtype=bool)
         self.f_is_2d = np.zeros(nF, dtype=bool)
-        self.f_is_rxyz = np.zeros(nF, dtype=bool)
+        self.f_rotation = np.full(nF, K.NO_ROTATION3, dtype=np.int64)
         for i, node in enumerate(doc.nodes):
             n = self.node_ncoords[i]
             if node.nodeType == "RigidBody2D":  # x, y, -, φ: the frame's translation and rotation columns
@@ -84,16 +88,20 @@ class System:
             if node.nodeType == "RigidBodyEP":
                 self.f_is_ep[i] = True
                 self.ftheta_ref[i] = node.referenceCoordinates[3:]
-            elif node.nodeType == "RigidBodyRxyz":  # x, y, z, φ0, φ1, φ2, -: θ = [φ0, φ1, φ2, 0]
-                self.f_is_rxyz[i] = True
+            elif node.nodeType in ROTATION3:  # x, y, z, r0, r1, r2, -: θ = [r0, r1, r2, 0]
+                self.f_rotation[i] = ROTATION3[node.nodeType][0]
                 self.ftheta_ref[i] = [*node.referenceCoordinates[3:], 0.0]
         for g, f in self.frame_of_ground.items():
             pos, rot = ground_pose(doc.objects[g])
             self.fpos_ref[f] = pos
             self.ftheta_ref[f] = R.rotation_to_ep(rot)
-        self.fA_ref = np.array([R.rotation_z(th[0]) if is_2d else R.rxyz_rotation(th) if rxyz else R.ep_rotation(th)
-                                for th, is_2d, rxyz in zip(self.ftheta_ref, self.f_is_2d, self.f_is_rxyz)]
+        matrix = {kind: rotation for kind, rotation in ROTATION3.values()}
+        self.fA_ref = np.array([R.rotation_z(th[0]) if is_2d else matrix[kind](th[:3]) if kind else R.ep_rotation(th)
+                                for th, is_2d, kind in zip(self.ftheta_ref, self.f_is_2d, self.f_rotation)]
                                ).reshape(nF, 3, 3)
+        lie = np.flatnonzero(self.f_rotation == K.ROTATION_VECTOR)  # Exudyn's Lie group nodes
+        self.lie_cols = np.ascontiguousarray(self.fcols[lie, 3:6], dtype=np.int64).reshape(-1, 3)
+        self.lie_ref = np.ascontiguousarray(self.ftheta_ref[lie, :3]).reshape(-1, 3)
         # ---------------------------------------------------------------- markers
         nm = len(doc.markers)
         self.mframe = np.zeros(nm, dtype=int)
@@ -178,7 +186,7 @@ class System:
             return out
         fields = dict(
             fcols=self.fcols, fpos_ref=self.fpos_ref, ftheta_ref=self.ftheta_ref, f_is_ep=self.f_is_ep,
-            f_is_2d=self.f_is_2d, f_is_rxyz=self.f_is_rxyz,
+            f_is_2d=self.f_is_2d, f_rotation=self.f_rotation, lie_cols=self.lie_cols, lie_ref=self.lie_ref,
             mframe=self.mframe, mlocal=self.mlocal, mrot=self.mrot, mrot_identity=self.mrot_identity,
             mcols=self.mcols, b_frame=b.frame, b_cols=b.cols, b_mass=b.mass, b_com=b.com, b_inertia=b.inertia,
             p_cols=self.mass_points.cols, p_mass=self.mass_points.mass,

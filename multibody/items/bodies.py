@@ -46,6 +46,7 @@ class RigidBodies:
         self.frame = np.array([system.frame_of_node[system.loaded.ref("objects", i, "nodeNumber")]
                                for i in self.objects], dtype=int)
         self.cols = system.fcols[self.frame] if n else np.zeros((0, 7), int)
+        self.f_rotation = system.f_rotation
         self.mass = np.array([doc.objects[i].mass for i in self.objects], float)
         self.com = np.zeros((n, 3))
         J = np.zeros((n, 3, 3))
@@ -73,14 +74,14 @@ class RigidBodies:
         M = self.mass_matrices(kin)
         if k_factor == 0.0 and d_factor == 0.0:
             return (M * mass_factor).ravel()
-        dq, dv = K.rigid_quadratic_velocity_jacobians(kin.theta, kin.theta_t, self.frame, self.cols, self.mass,
-                                                      self.com, self.inertia, kin.q, kin.v, len(kin.q) - 1)
+        dq, dv = K.rigid_quadratic_velocity_jacobians(kin.theta, kin.theta_t, self.f_rotation, self.frame, self.cols,
+                                                      self.mass, self.com, self.inertia, kin.q, kin.v, len(kin.q) - 1)
         return (M * mass_factor - (k_factor * dq + d_factor * dv)).ravel()
 
     def quadratic_velocity(self, kin) -> np.ndarray:
         """-(LHS quadratic velocity terms): translation m A (ω̄×(ω̄×b)), rotation Ḡᵀ(ω̄ × J ω̄)."""
-        return K.rigid_quadratic_velocity(kin.fA, kin.fGbar, kin.theta, kin.theta_t, self.frame, self.cols, self.mass,
-                                          self.com, self.inertia, len(kin.q) - 1)
+        return K.rigid_quadratic_velocity(kin.fA, kin.fGbar, kin.theta, kin.theta_t, self.f_rotation, self.frame,
+                                          self.cols, self.mass, self.com, self.inertia, len(kin.q) - 1)
 
 
 class MassPoints:
@@ -133,7 +134,7 @@ class EPNormalization:
 
 ITEMS = (ItemType(S.ObjectGround, "body", RIGID_BODY_OUTPUTS, body_markers=frozenset({"BodyRigid", "BodyPosition"})),
          ItemType(S.ObjectRigidBody, "body", RIGID_BODY_OUTPUTS, RigidBodies,
-                  nodes=frozenset({"RigidBodyEP", "RigidBodyRxyz"}),
+                  nodes=frozenset({"RigidBodyEP", "RigidBodyRxyz", "RigidBodyRotVecLG"}),
                   body_markers=frozenset({"BodyRigid", "BodyPosition", "BodyMass"})),
          ItemType(S.ObjectMassPoint, "body", POINT_BODY_OUTPUTS, MassPoints, nodes=frozenset({"Point", "PointGround"}),
                   body_markers=frozenset({"BodyPosition", "BodyMass"})),

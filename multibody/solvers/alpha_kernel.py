@@ -22,7 +22,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ..kernels import (CONVERGED, GIVE_UP, LU_DONE, LU_REPIVOT, LU_SINGULAR, RESTART, Entries, add_entry, borrowed,
-                       compiled_matrix, eval_program, jit, jit_inline, kinematics, lu_solve_csc_into, motion_rows,
+                       compiled_matrix, eval_program, jit, jit_inline, kinematics, lie_group_prediction,
+                       lu_solve_csc_into, motion_rows,
                        newton_rules, newton_update, residual, rigid_mass_matrices,
                        rigid_quadratic_velocity_jacobians, sparse_lu_refactor, spring_jacobians, work)
 
@@ -72,8 +73,8 @@ def _assemble(E, t, model, kin, w, mass_factor, k_factor, d_factor, level_factor
     if nb:  # no allocations without rigid bodies
         M = rigid_mass_matrices(fA, fGbar, b_frame, b_mass, b_com, b_inertia)
         if k_factor != 0.0 or d_factor != 0.0:
-            qv_q, qv_v = rigid_quadratic_velocity_jacobians(kin.theta, kin.theta_t, b_frame, b_cols, b_mass, b_com,
-                                                            b_inertia, kin.q, kin.v, n2)
+            qv_q, qv_v = rigid_quadratic_velocity_jacobians(kin.theta, kin.theta_t, m.f_rotation, b_frame, b_cols,
+                                                            b_mass, b_com, b_inertia, kin.q, kin.v, n2)
         else:
             qv_q, qv_v = np.zeros((nb, 7, 7)), np.zeros((nb, 7, 7))
         for k in range(nb):
@@ -353,7 +354,7 @@ def _newton(t1, h, q, v, a, abar, qn, vn, an, lam, ahat, rhs, method, newton, ma
     for i in range(n2):  # the predictor (kernels.predictor)
         ahat[i] = 0.0 if newmark else (alpha_f * a[i] - alpha_m * abar[i]) / (1.0 - alpha_m)
     vl = index2 != 0.0
-    _predict(h, q, v, a, abar, qn, vn, an, lam, ahat, newmark, cq, cv, bh2, hg)
+    _predict(h, q, v, a, abar, qn, vn, an, lam, ahat, newmark, cq, cv, bh2, hg, beta, gamma, model)
     rq, rg = w.rq, w.rg
     r0, r_prev, full, restarted, extra, after_restart = 0.0, 0.0, modified == 0.0, False, False, False
     it = 0
@@ -380,7 +381,7 @@ def _newton(t1, h, q, v, a, abar, qn, vn, an, lam, ahat, rhs, method, newton, ma
             if action == GIVE_UP:
                 return 0, it
             if action == RESTART:
-                _predict(h, q, v, a, abar, qn, vn, an, lam, ahat, newmark, cq, cv, bh2, hg)
+                _predict(h, q, v, a, abar, qn, vn, an, lam, ahat, newmark, cq, cv, bh2, hg, beta, gamma, model)
                 after_restart = True
                 continue
         if it == max_it:
@@ -400,19 +401,22 @@ def _newton(t1, h, q, v, a, abar, qn, vn, an, lam, ahat, rhs, method, newton, ma
         for i in range(rhs.shape[0]):
             if not math.isfinite(rhs[i]):
                 return -1, it
-        newton_update(qn, vn, an, lam, rhs, gamma / (beta * h), c * bh2, bh2)
+        newton_update(qn, vn, an, lam, rhs, gamma / (beta * h), c * bh2, bh2, model.lie_cols, model.lie_ref)
         istate[ITERATIONS] += 1
 
 
-@jit
-def _predict(h, q, v, a, abar, qn, vn, an, lam, ahat, newmark, cq, cv, bh2, hg):
-    """The Newton start: predicted q, v; q̈ = 0, λ = 0."""
+@jit_inline
+def _predict(h, q, v, a, abar, qn, vn, an, lam, ahat, newmark, cq, cv, bh2, hg, beta, gamma, model):
+    """The Newton start: predicted q, v (Lie group nodes' rotations: kernels.lie_group_prediction); q̈ = 0, λ = 0."""
     for i in range(q.shape[0]):
         ap = a[i] if newmark else abar[i]
         qn[i] = (q[i] + h * v[i]) + cq * ap + bh2 * ahat[i]
         vn[i] = (v[i] + cv * ap) + hg * ahat[i]
         an[i] = 0.0
     lam[:] = 0.0
+    if model.lie_cols.shape[0]:
+        lie_group_prediction(q, v, a if newmark else abar, ahat, vn, qn, h, cq, bh2, -0.5 * h * beta / gamma,
+                             model.lie_cols, model.lie_ref)
 
 
 @jit

@@ -23,7 +23,8 @@ import time as _time
 import numpy as np
 
 from ..items import EXPLICIT_RULES
-from ..kernels import applied_forces, borrowed, jit, jit_inline, kinematics, work
+from ..kernels import (applied_forces, borrowed, compose_rotation_vectors, jit, jit_inline, kinematics,
+                       texp_inverse_times, work)
 from ..solution import Recorder
 from ..values import Results, SimulationCanceled
 from .generalized_alpha import SolverFailure
@@ -57,6 +58,40 @@ def _combine(x, h, weights, count, stages, out):
             wh = weights[j] * h
             for i in range(out.shape[0]):
                 out[i] += wh * stages[j, i]
+
+
+@jit
+def _lie_combine(x, h, weights, count, stages, lie_cols, lie_ref, out):
+    """The rotation columns of out := x ∘ exp(Σ_{j < count, w_j ≠ 0} (w_j h) stages[j]) per Lie group node
+    (CSolverExplicitTimeInt's composition update; the stages hold the Lie algebra increments' rates)."""
+    for k in range(lie_cols.shape[0]):
+        c0, c1, c2 = lie_cols[k, 0], lie_cols[k, 1], lie_cols[k, 2]
+        s0, s1, s2 = 0.0, 0.0, 0.0
+        for j in range(count):
+            if weights[j] != 0.0:
+                wh = weights[j] * h
+                s0 += wh * stages[j, c0]
+                s1 += wh * stages[j, c1]
+                s2 += wh * stages[j, c2]
+        r0, r1, r2 = lie_ref[k, 0], lie_ref[k, 1], lie_ref[k, 2]
+        n0, n1, n2 = compose_rotation_vectors(x[c0] + r0, x[c1] + r1, x[c2] + r2, s0, s1, s2)
+        out[c0], out[c1], out[c2] = n0 - r0, n1 - r1, n2 - r2
+
+
+@jit
+def _lie_stage_rates(h, weights, count, kq, lie_cols, out):
+    """The Lie group nodes' stage derivative T⁻¹(Σ_j (w_j h) kq[j]) ω̄ of a stage whose velocity is out's rotation
+    columns (Exudyn's LieGroupComputeKstage; T the tangent operator of exp on SO(3))."""
+    for k in range(lie_cols.shape[0]):
+        c0, c1, c2 = lie_cols[k, 0], lie_cols[k, 1], lie_cols[k, 2]
+        s0, s1, s2 = 0.0, 0.0, 0.0
+        for j in range(count):
+            if weights[j] != 0.0:
+                wh = weights[j] * h
+                s0 += wh * kq[j, c0]
+                s1 += wh * kq[j, c1]
+                s2 += wh * kq[j, c2]
+        out[c0], out[c1], out[c2] = texp_inverse_times(s0, s1, s2, out[c0], out[c1], out[c2])
 
 
 @jit
@@ -118,17 +153,23 @@ def _pairwise_sum(a, lo, n):
 
 
 @jit
-def run_explicit(model, kin, w, scratch, A, c, b, b_err, mass, fixed, settings, q, v, fstate, istate, rows, max_steps):
+def run_explicit(model, kin, w, scratch, A, c, b, b_err, mass, fixed, lie_cols, lie_ref, settings, q, v, fstate, istate,
+                 rows, max_steps):
     """Steps from (q, v, fstate, istate) until endTime (DONE), `max_steps` steps or a full `rows`
     buffer (PAUSED), a rejected step without adaptiveStep (REJECTED) or a non-finite state. An
     embedded tableau (b_err not empty) controls the step size: Hairer-Nørsett-Wanner I p. 168 with
     Exudyn's scaling (signed max, positions and velocities); fstate[MIN_STEP_AT] is the time the
     control first reached minimumStepSize (NaN: never). Written rows: [t, q, v, q̈, λ = 0]. kin, w
     (kernels.work) and scratch (explicit_scratch) are the caller's, so every array here is borrowed
-    (kernels.borrowed: no reference counting in the loop)."""
+    (kernels.borrowed: no reference counting in the loop). Lie group nodes (lie_cols, lie_ref: their rotation
+    columns and reference rotation vectors; empty without useLieGroupIntegration) step their rotation vectors by
+    composition, as Exudyn's Munthe-Kaas form of the tableau: stage rotations ν_n ∘ exp(h Σ a_ij K_j), stage
+    derivatives K_i = T⁻¹(h Σ a_ij K_j) ω̄_i, the step ν_n ∘ exp(h Σ b_i K_i)."""
     model, kin, w, scratch = borrowed(model), borrowed(kin), borrowed(w), borrowed(scratch)
     A, c, b, b_err, mass, fixed, q, v, fstate, istate, rows = borrowed((A, c, b, b_err, mass, fixed, q, v, fstate,
                                                                          istate, rows))
+    lie_cols, lie_ref = borrowed((lie_cols, lie_ref))
+    lie = lie_cols.shape[0] > 0
     t0, t_end, h_max, accumulate, atol, rtol, max_increase, min_step, safety, order, end_accelerations, period \
         = settings
     n2, stages = q.shape[0], c.shape[0]
@@ -147,14 +188,22 @@ def run_explicit(model, kin, w, scratch, A, c, b, b_err, mass, fixed, settings, 
             t_new = t0 + (istate[N_STEPS] + 1) * h
         for i in range(stages):
             _combine(q, h, A[i], i, kq, xq)
+            if lie and i > 0:
+                _lie_combine(q, h, A[i], i, kq, lie_cols, lie_ref, xq)
             _combine(v, h, A[i], i, kv, kq[i])  # the stage's velocity is the next stages' q̇
             _accelerations(t + c[i] * h, model, kin, w, xq, kq[i], mass, kv[i])
+            if lie and i > 0:
+                _lie_stage_rates(h, A[i], i, kq, lie_cols, kq[i])
         _combine(q, h, b, stages, kq, qn)
+        if lie:
+            _lie_combine(q, h, b, stages, kq, lie_cols, lie_ref, qn)
         _combine(v, h, b, stages, kv, vn)
         for k in fixed:
             qn[k], vn[k] = 0.0, 0.0
         if control:
             _combine(q, h, b_err, stages, kq, qe)
+            if lie:
+                _lie_combine(q, h, b_err, stages, kq, lie_cols, lie_ref, qe)
             _combine(v, h, b_err, stages, kv, ve)
             for k in fixed:
                 qe[k], ve[k] = 0.0, 0.0
@@ -226,10 +275,15 @@ def _fixed_coordinates(system, ti: dict) -> np.ndarray:
 
 
 def _masses(system) -> np.ndarray:
-    """The diagonal of M: point masses and planar rigid bodies only (Euler-parameter nodes are
-    refused), so M is constant."""
+    """The diagonal of M: point masses, planar rigid bodies and rigid bodies on rotation-vector nodes with the
+    center of mass at the node and a diagonal inertia tensor (M = diag(m, m, m, J): the others are refused), so M
+    is constant."""
     mass = np.zeros(system.n2 + 1)
     np.add.at(mass, system.mass_points.cols.ravel(), system.mass_points.mass.ravel())
+    b = system.bodies
+    for k in range(b.size):
+        mass[b.cols[k, :3]] += b.mass[k]
+        mass[b.cols[k, 3:6]] += np.diag(b.inertia[k])
     if not np.all(mass[:-1] != 0.0):
         raise SolverFailure("singular_matrix", "the mass matrix is singular (a node without mass)", 0.0)
     return mass[:-1]
@@ -272,6 +326,8 @@ def solve_explicit(loaded, progress=None, cancel=None, seconds_per_call: float =
         tableau = (np.array(A, float), np.array(c, float), np.array(b, float), np.array(b_err or [], float))
         rows = np.empty((ROWS_PER_CALL, 1 + 3 * system.n2 + system.nae))
         fixed = _fixed_coordinates(system, ti)
+        lie = (system.model.lie_cols, system.model.lie_ref) if ti["explicit"]["useLieGroupIntegration"] else \
+            (np.zeros((0, 3), np.int64), np.zeros((0, 3)))
         kin, w = work(system.model, system.n2, 0)
         scratch = explicit_scratch(system.n2, len(c))
         max_steps = 16  # then as many as take about seconds_per_call
@@ -279,7 +335,7 @@ def solve_explicit(loaded, progress=None, cancel=None, seconds_per_call: float =
         while True:
             call_started, steps_before = _time.perf_counter(), istate[N_STEPS]
             istate[ROWS] = 0
-            code = run(system.model, kin, w, scratch, *tableau, mass, fixed, config, q, v, fstate, istate, rows,
+            code = run(system.model, kin, w, scratch, *tableau, mass, fixed, *lie, config, q, v, fstate, istate, rows,
                        max_steps)
             sensors.record_rows(rows[:istate[ROWS]])
             if code == REJECTED:

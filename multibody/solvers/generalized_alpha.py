@@ -114,7 +114,8 @@ class Integrator:
         m, nt = self.m, self.newton
         bh2 = m.beta * h * h
         t1 = t + h
-        qs, vs, ahat = predictor(q, v, a, abar, h, m.beta, m.gamma, m.alpha_m, m.alpha_f, m.newmark)
+        lie = (self.s.model.lie_cols, self.s.model.lie_ref)
+        qs, vs, ahat = predictor(q, v, a, abar, h, m.beta, m.gamma, m.alpha_m, m.alpha_f, m.newmark, *lie)
         rhs = np.empty(self.s.n)  # [h²β r_q; r_g], filled per iteration
         rhs_q, rhs_g = rhs[:len(q)], rhs[len(q):]
         qn, vn, an, lam = qs.copy(), vs.copy(), np.zeros_like(a), np.zeros(lam0_shape)
@@ -132,7 +133,7 @@ class Integrator:
             np.multiply(rq, bh2, out=rhs_q)
             rhs_g[:] = rg
             dx = self.fact.solve(rhs)
-            newton_update(qn, vn, an, lam, dx, m.gamma / (m.beta * h), m.c * bh2, bh2)
+            newton_update(qn, vn, an, lam, dx, m.gamma / (m.beta * h), m.c * bh2, bh2, *lie)
             self.iterations += 1
             kin, ev, rq, rg = self.residual(t1, qn, vn, an, lam)
             rn = math.sqrt(rq @ rq + rg @ rg)

@@ -144,11 +144,12 @@ def test_axis_joints_between_turned_bodies_are_exudyns_items(joint, global_frame
          "axis": [1, 0.05, 0.02], "useGlobalFrame": global_frame}])
 
 
-def test_revolute_joint_on_a_tait_bryan_body_is_exudyns_items():
-    """The joint frame from the body's reference angles (a RigidBodyRxyz node)."""
+@pytest.mark.parametrize("node_type", ["NodeType.RotationRxyz", "NodeType.RotationRotationVector"])
+def test_revolute_joint_on_a_tait_bryan_or_rotation_vector_body_is_exudyns_items(node_type):
+    """The joint frame from the body's reference rotation parameters (a RigidBodyRxyz or RigidBodyRotVecLG node)."""
     check_against_exudyn(ground_and_bodies, [
         {"objectType": "CreateRigidBody", "name": "link", "referencePosition": [3, 1, 0], "inertia": CUBOID,
-         "referenceRotationMatrix": rbu.RotationMatrixY(1.1).tolist(), "nodeType": "NodeType.RotationRxyz"},
+         "referenceRotationMatrix": rbu.RotationMatrixY(1.1).tolist(), "nodeType": node_type},
         {"objectType": "CreateRevoluteJoint", "itemNumbers": ["arm", "link"], "position": [0.5, 0.2, -0.1],
          "axis": [1, 1, 0.3], "useGlobalFrame": False}])
 
@@ -206,7 +207,11 @@ def test_a_distance_constraint_of_length_0_is_exudyns_spherical_joint_and_warns(
     {"inertia": CUBOID, "referenceRotationMatrix": (rbu.RotationMatrixX(0.4) @ rbu.RotationMatrixY(-0.2)).tolist(),
      "initialDisplacement": [0.1, 0, 0], "initialRotationMatrix": rbu.RotationMatrixZ(0.1).tolist(),
      "initialAngularVelocity": [1, 2, 3], "nodeType": "NodeType.RotationRxyz"},
-], ids=["inertia6D-halfturn", "cylinder-initial-rotation", "sphere-initialHT", "rxyz-initial-rotation"])
+    {"inertia": CUBOID, "referenceRotationMatrix": (rbu.RotationMatrixX(0.4) @ rbu.RotationMatrixY(-0.2)).tolist(),
+     "initialDisplacement": [0.1, 0, 0], "initialRotationMatrix": rbu.RotationMatrixZ(0.1).tolist(),
+     "initialAngularVelocity": [1, 2, 3], "nodeType": "NodeType.RotationRotationVector"},
+], ids=["inertia6D-halfturn", "cylinder-initial-rotation", "sphere-initialHT", "rxyz-initial-rotation",
+        "rotvec-initial-rotation"])
 def test_rigid_bodies_are_exudyns_items(body):
     args = copy.deepcopy(body)
     if "graphicsDataList" in body:  # Exudyn wants its own graphics data; they are drawing only

@@ -117,16 +117,16 @@ from tests.multibody.test_planar import (BODY, NODE, assert_exudyns_sensors, sol
                                          with_sensors)
 
 
-def exudyn_top():
-    """The heavy top in Exudyn on a NodeRigidBodyRxyz with a body-fixed torque besides gravity, and a
-    sensor for every node and body output variable and the joint's force."""
+def exudyn_top(top=None, node_outputs=NODE):
+    """The heavy top in Exudyn on a NodeRigidBodyRxyz (or the node item `top`) with a body-fixed torque besides
+    gravity, and a sensor for every node and body output variable and the joint's force."""
     from exudyn.itemInterface import (LoadMassProportional, LoadTorqueVector, MarkerBodyMass, MarkerBodyRigid,
                                       NodeRigidBodyRxyz, ObjectGround, ObjectJointSpherical, ObjectRigidBody)
     sc = exu.SystemContainer()
     mbs = sc.AddSystem()
     spec = top_node(True)
-    node = mbs.AddNode(NodeRigidBodyRxyz(referenceCoordinates=spec["referenceCoordinates"],
-                                         initialVelocities=spec["initialVelocities"]))
+    node = mbs.AddNode(top or NodeRigidBodyRxyz(referenceCoordinates=spec["referenceCoordinates"],
+                                                initialVelocities=spec["initialVelocities"]))
     body = mbs.AddObject(ObjectRigidBody(nodeNumber=node, mass=MASS, inertia=INERTIA, centerOfMass=[0.0, 0.0, COM]))
     ground = mbs.AddObject(ObjectGround())
     marker = mbs.AddMarker(MarkerBodyRigid(bodyNumber=body))
@@ -135,7 +135,8 @@ def exudyn_top():
     mbs.AddLoad(LoadMassProportional(markerNumber=mbs.AddMarker(MarkerBodyMass(bodyNumber=body)),
                                      loadVector=[0.0, 0.0, -G]))
     mbs.AddLoad(LoadTorqueVector(markerNumber=marker, loadVector=[0.2, -0.1, 0.3], bodyFixed=True))
-    return with_sensors(mbs, nodes=[(node, NODE)], bodies=[(body, BODY)], objects=[(joint, ("Force",))], markers=[])
+    return with_sensors(mbs, nodes=[(node, node_outputs)], bodies=[(body, BODY)], objects=[(joint, ("Force",))],
+                        markers=[])
 
 
 @pytest.mark.parametrize("index2", [False, True])
