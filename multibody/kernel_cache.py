@@ -36,8 +36,8 @@ LOCK_NAME = "mbserve-compile.lock"
 _BODY = {"nodeType": "RigidBodyEP", "referenceCoordinates": [0, 0, 0, 1, 0, 0, 0],
          "initialCoordinates": [0.1, 0, 0, 0, 0, 0, 0]}
 WARM_UP_MODEL = {  # one body on a slider with a spring, a torsional and a 6x6 spring, a point on a rod, a rolling
-    # disc, free bodies on Tait-Bryan angles and on a rotation vector (Lie group updates): the kernels of the
-    # common path and those of the item types with kernels of their own (items/README.md)
+    # disc, free bodies on Tait-Bryan angles and on a rotation vector (Lie group updates), gravitation: the
+    # kernels of the common path and those of the item types with kernels of their own (items/README.md)
     "nodes": [_BODY, {"nodeType": "Point", "referenceCoordinates": [0, -1, 0], "initialVelocities": [0.1, 0, 0]},
               {"nodeType": "RigidBodyEP", "referenceCoordinates": [0, 2, 0.5, 1, 0, 0, 0]},
               {"nodeType": "RigidBodyRxyz", "referenceCoordinates": [0, -2, 0, 0.1, 0.2, 0.3],
@@ -59,14 +59,17 @@ WARM_UP_MODEL = {  # one body on a slider with a spring, a torsional and a 6x6 s
                 {"objectType": "JointRollingDisc", "markerNumbers": [0, 5], "discRadius": 0.5},
                 {"objectType": "RigidBody", "nodeNumber": 3, "mass": 1.0, "inertia": [0.1, 0.05, 0.05, 0, 0, 0],
                  "centerOfMass": [0.1, 0, 0]},
-                {"objectType": "RigidBody", "nodeNumber": 4, "mass": 1.0, "inertia": [0.1, 0.05, 0.05, 0, 0, 0]}],
+                {"objectType": "RigidBody", "nodeNumber": 4, "mass": 1.0, "inertia": [0.1, 0.05, 0.05, 0, 0, 0]},
+                {"objectType": "ConnectorGravity", "markerNumbers": [2, 4], "gravitationalConstant": 1.0, "mass0": 1.0,
+                 "mass1": 1.0}],
     "markers": [{"markerType": "BodyRigid", "bodyNumber": 0}, {"markerType": "BodyRigid", "bodyNumber": 1},
                 {"markerType": "BodyPosition", "bodyNumber": 0}, {"markerType": "BodyPosition", "bodyNumber": 1},
                 {"markerType": "NodePosition", "nodeNumber": 1}, {"markerType": "BodyRigid", "bodyNumber": 8}],
     "loads": [{"loadType": "ForceVector", "markerNumber": 1, "loadVector": [1.0, 0, 0]}],
     "sensors": [{"sensorType": "Node", "nodeNumber": 0, "outputVariableType": "Position"},
                 {"sensorType": "Object", "objectNumber": 4, "outputVariableType": "TorqueLocal"},
-                {"sensorType": "Object", "objectNumber": 7, "outputVariableType": "ForceLocal"}],
+                {"sensorType": "Object", "objectNumber": 7, "outputVariableType": "ForceLocal"},
+                {"sensorType": "Object", "objectNumber": 12, "outputVariableType": "Force"}],
     "simulationSettings": {"timeIntegration": {"endTime": 0.01, "numberOfSteps": 2}},
 }
 
