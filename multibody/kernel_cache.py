@@ -104,7 +104,9 @@ def _spring_chain(n: int) -> dict:
 def warm_up() -> None:
     """Load (or compile) the core's compiled kernels now, so a process's first job does not pay it."""
     simulate(WARM_UP_MODEL)  # the compiled step loop
-    simulate(_spring_chain(1 + DENSE_LU_MAX_UNKNOWNS // 13))  # the static solver
+    # the static solver's per-group path: it calls the item kernels from Python, then finds the free bodies singular
+    simulate({**WARM_UP_MODEL, "solve": {"type": "Static"}})
+    simulate(_spring_chain(1 + DENSE_LU_MAX_UNKNOWNS // 13))  # and its sparse LU
     simulate(WARM_UP_MOTION)
     for solver in ("RK44", "DOPRI5"):  # fixed and adaptive steps
         simulate({**WARM_UP_EXPLICIT, "solve": {"type": "Dynamic", "solverType": solver}})
