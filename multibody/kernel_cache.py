@@ -25,9 +25,8 @@ from typing import Callable
 
 from numba.core.dispatcher import Dispatcher
 
-from .api import load_model, simulate
+from .api import simulate
 from .programs import warm_up as warm_up_programs
-from .solvers.generalized_alpha import solve_dynamic
 from .solvers.linear import DENSE_LU_MAX_UNKNOWNS
 
 PACKAGE = Path(__file__).resolve().parent
@@ -93,22 +92,27 @@ WARM_UP_EXPLICIT = {  # a mass point on a Cartesian spring: the explicit solvers
 }
 
 
-def _chain(n: int) -> dict:
-    """n bodies on prismatic joints in a row: a Newton matrix past the dense LU (sparse LU kernels)."""
-    return {"nodes": [{**_BODY, "referenceCoordinates": [i, 0, 0, 1, 0, 0, 0]} for i in range(n)],
+def _spring_chain(n: int) -> dict:
+    """n bodies in a row on prismatic joints, each held by a spring to the one before, the last one pulled:
+    a static Newton matrix past the dense LU (the static solver's kernels and the sparse LU's solve)."""
+    return {"nodes": [{**_BODY, "referenceCoordinates": [i + 1, 0, 0, 1, 0, 0, 0]} for i in range(n)],
             "objects": [{"objectType": "Ground"}]
             + [{"objectType": "RigidBody", "nodeNumber": i, "mass": 1.0, "inertia": [1e-3, 1e-3, 1e-3, 0, 0, 0]}
                for i in range(n)]
-            + [{"objectType": "JointPrismaticX", "markerNumbers": [i, i + 1]} for i in range(n)],
+            + [{"objectType": "JointPrismaticX", "markerNumbers": [i, i + 1]} for i in range(n)]
+            + [{"objectType": "ConnectorSpringDamper", "markerNumbers": [i, i + 1], "stiffness": 100.0,
+                "referenceLength": 1.0} for i in range(n)],
             "markers": [{"markerType": "BodyRigid", "bodyNumber": b} for b in range(n + 1)],
-            "simulationSettings": {"timeIntegration": {"endTime": 0.01, "numberOfSteps": 2}}}
+            "loads": [{"loadType": "ForceVector", "markerNumber": n, "loadVector": [1.0, 0, 0]}],
+            "solve": {"type": "Static"}}
 
 
 def warm_up() -> None:
     """Load (or compile) the core's compiled kernels now, so a process's first job does not pay it."""
-    simulate(WARM_UP_MODEL)  # small models: the compiled step loop
-    solve_dynamic(load_model(WARM_UP_MODEL), compiled=False)  # large ones: the Python loop's kernels
-    solve_dynamic(load_model(_chain(1 + DENSE_LU_MAX_UNKNOWNS // 13)), compiled=False)  # with a sparse LU
+    simulate(WARM_UP_MODEL)  # the compiled step loop
+    # the static solver's per-group path: it calls the item kernels from Python, then finds the free bodies singular
+    simulate({**WARM_UP_MODEL, "solve": {"type": "Static"}})
+    simulate(_spring_chain(1 + DENSE_LU_MAX_UNKNOWNS // 13))  # and its sparse LU
     simulate(WARM_UP_MOTION)
     for solver in ("RK44", "DOPRI5"):  # fixed and adaptive steps
         simulate({**WARM_UP_EXPLICIT, "solve": {"type": "Dynamic", "solverType": solver}})

@@ -1,5 +1,5 @@
 """Compiled (numba) loops for the hot path of a time step: the stages of one residual
-evaluation, the predictor and Newton update, and the triangular solves of the sparse LU.
+evaluation, the Newton update and rules, and the triangular solves of the sparse LU.
 
 With numpy every stage costs tens of small array calls (~1 µs each) however small the model,
 and temporaries of (n,3,3) stacks when it is large; these loops do one pass per stage over the
@@ -1366,8 +1366,8 @@ def applied_forces(t, model, kin, w, load_factor):
 
 @jit_inline
 def residual(t, a, lam, velocity_level, model, kin, w):
-    """The residual [M a - f + C_qᵀ λ; g] at time t (System.residual, one call instead of one per
-    stage): the same kernels in the same order of summation as the per-group path. Writes w.rq,
+    """The residual [M a - f + C_qᵀ λ; g] at time t in one call (the compiled step loop's): the same
+    kernels in the same order of summation as the per-group path. Writes w.rq,
     w.rg and g, C of the EP normalization, of all frame joints in one padded table, of the
     coordinate constraints and of the motions (boxing returned arrays costs ~0.5 µs each); w.mo_bad
     is the first motion whose law is undefined, else -1 (then rq, rg are not all set)."""
@@ -1544,7 +1544,7 @@ def newton_parameters(newton: dict) -> np.ndarray:
 @jit
 def newton_rules(it, rn, r0, r_prev, full, restarted, extra, parameters):
     """Exudyn's CSolverBase::Newton after iteration `it` (counted on across restarts) with residual
-    norm rn; the one copy of these rules for both time loops. Returns (action, r0, r_prev, full,
+    norm rn (the compiled step loop's, solvers/alpha_kernel.py). Returns (action, r0, r_prev, full,
     restarted, extra, new_jacobian): r0 becomes the first iterate's residual when that is larger;
     a converged step after a restart makes one extra iteration; a new Jacobian is asked for after
     more than maxModifiedNewtonIterations iterations or, from the third on, a contraction worse
@@ -1575,22 +1575,3 @@ def newton_rules(it, rn, r0, r_prev, full, restarted, extra, parameters):
         if diverged or contraction > 2.0 or full:
             action, restarted, r_prev = RESTART, True, r0
     return action, r0, r_prev, full, restarted, action == RESTART, new_jacobian
-
-
-@jit
-def predictor(q, v, a, abar, h, beta, gamma, alpha_m, alpha_f, newmark, lie_cols, lie_ref):
-    """(q*, v*, â) of a generalized-α step (Newmark: from q̈_n and â = 0), the operations in the
-    order of the numpy expressions they replaced; Lie group nodes' rotations by lie_group_prediction."""
-    n = q.shape[0]
-    qs, vs, ahat = np.empty(n), np.empty(n), np.zeros(n)
-    cq, cv, bh2, hg = h * h * (0.5 - beta), h * (1.0 - gamma), beta * h * h, h * gamma
-    for i in range(n):
-        ap = a[i] if newmark else abar[i]
-        if not newmark:
-            ahat[i] = (alpha_f * a[i] - alpha_m * abar[i]) / (1.0 - alpha_m)
-        qs[i] = (q[i] + h * v[i]) + cq * ap + bh2 * ahat[i]
-        vs[i] = (v[i] + cv * ap) + hg * ahat[i]
-    if lie_cols.shape[0]:
-        lie_group_prediction(q, v, a if newmark else abar, ahat, vs, qs, h, cq, bh2, -0.5 * h * beta / gamma, lie_cols,
-                             lie_ref)
-    return qs, vs, ahat

@@ -23,7 +23,6 @@ from . import schema as S
 from .items import OBJECT_TYPES, constraint_groups, force_groups
 from .items.coordinate_connectors import CoordinateConstraints, CoordinateSpringDampers
 from .items.bodies import EPNormalization, MassPoints, RigidBodies
-from .items.compiled import CompiledConstraints
 from .items.frame_joint import FrameJointGroup
 from .items.loads import Loads
 from .items.spring_damper import CartesianSpringDampers, SpringDampers
@@ -147,7 +146,6 @@ class System:
         self.constraints = [g for g in self.constraints if g.size]
         self.nae = self.ae_offset
         self.all_active = [bool(g.active.all()) for g in self.constraints]
-        self.compiled_constraints = [g for g in self.constraints if isinstance(g, CompiledConstraints)]
         self.object_group = {}  # object index -> (group, row in group)
         for g in self.forces + self.constraints + [self.bodies, self.mass_points]:
             for k, obj in enumerate(getattr(g, "objects", [])):
@@ -170,15 +168,15 @@ class System:
         lv = [v if t != "Coordinate" else np.stack([v, 0 * v, 0 * v], axis=1) for t, (_, _, v, _) in lg.items()]
         b, e, mo, uf, i64 = self.bodies, self.ep_constraints, self.motions, self.user_functions, np.int64
         nr = max([len(g.rows) for g in joints], default=0)
-        self.joint_slices, k = [], 0  # (group, its joints in the table, its rows)
+        joint_slices, k = [], 0  # (group, its joints in the table, its rows)
         for g in joints:
-            self.joint_slices.append((g, slice(k, k + g.size), len(g.rows)))
+            joint_slices.append((g, slice(k, k + g.size), len(g.rows)))
             k += g.size
         self.joint_table = (k, nr)  # joints, rows per joint
 
         def table(values, shape, dtype, padded=False):  # one array over all joints, rows padded to nr
             out = np.zeros((k,) + shape, dtype)
-            for (g, sl, rows), x in zip(self.joint_slices, values):
+            for (g, sl, rows), x in zip(joint_slices, values):
                 if padded:
                     out[sl, :rows] = x
                 else:
@@ -328,27 +326,6 @@ class System:
         for g in self.forces:
             f += g.generalized(kin)
         return f
-
-    def residual_out(self) -> tuple:
-        """Arrays for `residual` to write into (one set per solver)."""
-        w = K.work(self.model, self.n2, self.nae)[1]
-        fused = {id(self.ep_constraints): (w.eg, w.eC), id(self.motions): (w.mo_g[:, None], w.mo_C[:, None, :])}
-        fused.update({id(g): (w.jg[sl, :rows], w.jC[sl, :rows]) for g, sl, rows in self.joint_slices})
-        fused.update({id(g): (w.ccg, w.ccC) for g in self.constraints if isinstance(g, CoordinateConstraints)})
-        # in the order of self.constraints (that of the pattern); compiled types' are evaluated by residual
-        return w, [(g, *fused.get(id(g), (None, None))) for g in self.constraints]
-
-    def residual(self, kin: Kinematics, a: np.ndarray, lam: np.ndarray, velocity_level: bool, out):
-        """(constraint_values, r_q = M a - f + C_qᵀ λ, r_g) in one compiled call (per-stage calls
-        cost more than the work on small models) whose results overwrite the previous ones in
-        `out` (from residual_out()). EvaluationError where a motion's law is undefined."""
-        w, ev = out
-        K.residual(kin.t, a, lam, velocity_level, self.model, kin.arrays(), w)
-        if w.mo_bad[0] >= 0:
-            self.motions.raise_undefined(int(w.mo_bad[0]), kin, velocity_level)
-        if self.compiled_constraints:  # their g and C are not kept by the compiled residual
-            ev = [(g, *g.evaluate(kin, velocity_level)) if gv is None else (g, gv, C) for g, gv, C in ev]
-        return ev, w.rq, w.rg
 
     def constraint_values(self, kin: Kinematics, velocity_level: bool):
         """[(group, g (n,rows), C (n,rows,ncols))] of every constraint group."""

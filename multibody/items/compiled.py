@@ -1,7 +1,7 @@
 """Groups of item types with kernels of their own (kernels.ItemKernels; items/README.md).
 
 The compiled solvers call the type's kernels through Model.x_constraints / Model.x_forces; these
-groups give the System's Python path (large models, static, sensors' helpers, redundancy) the same
+groups give the System's Python path (static solver, sensors' helpers, redundancy) the same
 kernels on one state, so each type's physics is written once.
 """
 from __future__ import annotations

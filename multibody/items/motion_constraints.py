@@ -85,11 +85,6 @@ class Motions:
     def _undefined(self, r, level, velocity_level, t, qj, uj):
         raise undefined(self.laws[r], 1 if (level == 0 and velocity_level) else level, t, qj[r], uj[r])
 
-    def raise_undefined(self, r: int, kin, velocity_level: bool):
-        """The EvaluationError of motion r, whose law kernels.residual found undefined at kin."""
-        qj, uj, _ = self.coordinate(kin)
-        self._undefined(r, self.levels[r], velocity_level, kin.t, qj, uj)
-
     def evaluate(self, kin, velocity_level: bool):
         g, C = self.rows(kin, kin.a if kin.a is not None else np.zeros(len(kin.q) - 1), self.levels, velocity_level)
         return g[:, None], C[:, None, :]

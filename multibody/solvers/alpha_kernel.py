@@ -4,11 +4,11 @@ motions included), with a dense LU for small Newton matrices and a sparse one fo
 On small models the Python step loop costs far more than the arithmetic (a numba call with the
 model's ~50 arrays costs ~8 µs to dispatch, the residual itself ~1 µs), so here predictor,
 residuals, Newton matrix, LU, Newton iterations, step-size control and the sensor write rule
-run in one call over many steps (and the initial accelerations in another). It mirrors
-`Integrator.step` and the loop of `solve_dynamic` (both call the same kernels.newton_rules;
-tests/multibody/test_compiled_loop.py runs both on the same models); anything unusual (a
-singular matrix, a non-finite update, a motion's law undefined) hands the state back to the
-Python loop, which owns the diagnostics.
+run in one call over many steps (and the initial accelerations in another); this is the only
+step loop. Every ending is a return code with the state left where it happened (the failing
+step's size in fstate[FAIL_H], its last Newton iterate in the caller's scratch, the singular
+matrix's entries in the LinearSystem, the undefined law's motion in w.mo_bad); the caller
+builds the error documents from them (generalized_alpha.solve_dynamic).
 
 Numba's on-disk cache does not notice changes of the kernels these call (kernels.py, another
 file): after changing those, delete the cached `alpha_kernel.*` files (or touch this file). Any
@@ -27,8 +27,9 @@ from ..kernels import (CONVERGED, GIVE_UP, LU_DONE, LU_REPIVOT, LU_SINGULAR, RES
                        newton_rules, newton_update, residual, rigid_mass_matrices,
                        rigid_quadratic_velocity_jacobians, sparse_lu_refactor, spring_jacobians, work)
 
-# return codes of run_steps
-DONE, PAUSED, NEWTON_FAILED, NOT_FINITE, HAND_BACK, LINEAR_SETUP = 0, 1, 2, 3, 4, 5
+# return codes of run_steps and initial_accelerations. SINGULAR: a singular Newton matrix, or a non-finite
+# update from its LU; UNDEFINED_LAW: a motion's law undefined at the iterate
+DONE, PAUSED, NEWTON_FAILED, NOT_FINITE, SINGULAR, LINEAR_SETUP, UNDEFINED_LAW = range(7)
 LU_SETUP = 3  # _lu's answer when Python must first size the entries or analyze the sparse pattern
 # layout of the float and int state arrays shared with the caller
 T, H, WRITE_NEXT, FAIL_H = range(4)
@@ -340,18 +341,20 @@ def _factorize(fact, colmax, t, model, kin, w, method, h):
 @jit_inline
 def _newton(t1, h, q, v, a, abar, qn, vn, an, lam, ahat, rhs, method, newton, max_it, model, kin, w, fact, colmax,
             istate):
-    """One step t -> t + h as Integrator.step (Exudyn's Newton rules): (1 converged (qn, vn, an,
-    lam, abar updated) | 0 Newton failed | -1 hand back (singular matrix, non-finite update, a
-    motion's law undefined) | -2 the LU needs CompiledLoop.setup, iterations). Inlined into run_steps, with the residual inlined at its one
-    call site here: a compiled call increfs and decrefs every array of the model's tuples, which cost
-    more than a small model's step (kernels.jit_inline)."""
+    """One step t -> t + h with Exudyn's Newton rules (kernels.newton_rules): r0 is the predictor's
+    residual; the Jacobian is kept across steps, also when h changes, until a rule asks for a new
+    one. Returns (1 converged (qn, vn, an, lam, abar updated) | 0 Newton failed | -1 singular matrix
+    or non-finite update | -2 the LU needs CompiledLoop.setup | -3 a motion's law undefined at
+    (qn, vn, an), iterations). Inlined into run_steps, with the residual inlined at its one call site
+    here: a compiled call increfs and decrefs every array of the model's tuples, which cost more
+    than a small model's step (kernels.jit_inline)."""
     beta, gamma, alpha_m, alpha_f, newmark, index2 = method
     abs_tol, modified = newton[0], newton[5]  # newton: kernels.newton_parameters
     n2 = q.shape[0]
     c = (1.0 - alpha_f) / (1.0 - alpha_m)
     bh2 = beta * h * h
     cq, cv, hg = h * h * (0.5 - beta), h * (1.0 - gamma), h * gamma
-    for i in range(n2):  # the predictor (kernels.predictor)
+    for i in range(n2):  # the predictor: â (0 for Newmark), then _predict
         ahat[i] = 0.0 if newmark else (alpha_f * a[i] - alpha_m * abar[i]) / (1.0 - alpha_m)
     vl = index2 != 0.0
     _predict(h, q, v, a, abar, qn, vn, an, lam, ahat, newmark, cq, cv, bh2, hg, beta, gamma, model)
@@ -361,7 +364,7 @@ def _newton(t1, h, q, v, a, abar, qn, vn, an, lam, ahat, rhs, method, newton, ma
     while True:
         rn = _residual(t1, qn, vn, an, lam, vl, model, kin, w)  # the predicted state's, or iteration it's
         if w.mo_bad[0] >= 0:
-            return -1, it
+            return -3, it
         if after_restart:  # the restarted prediction's residual: the next iteration solves with it
             after_restart = False
         elif it == 0:
@@ -421,11 +424,11 @@ def _predict(h, q, v, a, abar, qn, vn, an, lam, ahat, newmark, cq, cv, bh2, hg, 
 
 @jit
 def initial_accelerations(model, t, q, v, fact, x):
-    """x = [q̈; λ] from [[M, C_qᵀ], [C_q, 0]] x = [f; -d/dt(C_q v)] as Integrator.initial_accelerations
-    (d/dt by central differences along v, the same steps; 0 for velocity-level constraints, as Exudyn;
-    the motions' rows by their laws' exact time derivatives, Motions.rate_residual). Returns DONE,
-    NEWTON_FAILED if the matrix is singular, HAND_BACK if a motion's law is undefined (the Python
-    path reports it), or LINEAR_SETUP (CompiledLoop.setup, then again)."""
+    """x = [q̈; λ] from [[M, C_qᵀ], [C_q, 0]] x = [f; -d/dt(C_q v)] (d/dt by central differences along
+    v with the step 1e-5/max(1, |v|); 0 for velocity-level constraints, as Exudyn; the motions' rows
+    by their laws' exact time derivatives, Motions.rate_residual). Returns DONE, SINGULAR,
+    UNDEFINED_LAW (a motion's law or its rate undefined at (t, q, v)), or LINEAR_SETUP
+    (CompiledLoop.setup, then again)."""
     n2, nae = q.shape[0], x.shape[0] - q.shape[0]
     kin, w = work(model, n2, nae)
     zero_a, zero_lam = np.zeros(n2), np.zeros(nae)
@@ -443,11 +446,11 @@ def initial_accelerations(model, t, q, v, fact, x):
             (g_plus if k == 0 else g_minus)[:] = w.rg
     if w.mo_bad[0] >= 0 or motion_rows(t, zero_a, np.full(model.mo_m0.shape[0], 2, np.int64), True, model, kin,
                                        w) >= 0:
-        return HAND_BACK
+        return UNDEFINED_LAW
     _assemble(fact.entries, t, model, kin, w, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0)
     lu = _lu(fact, np.empty(n2 + nae))
     if lu != LU_DONE:
-        return NEWTON_FAILED if lu == LU_SINGULAR else LINEAR_SETUP
+        return SINGULAR if lu == LU_SINGULAR else LINEAR_SETUP
     for i in range(n2):
         x[i] = -w.rq[i]
     for i in range(nae):
@@ -461,8 +464,13 @@ def initial_accelerations(model, t, q, v, fact, x):
 @jit
 def run_steps(model, kin, w, scratch, method, newton, max_it, timing, q, v, a, abar, lam, fstate, istate, fact, rows,
               max_steps):
-    """Steps from the state (q, v, a = q̈, abar, λ, fstate, istate) as solve_dynamic's loop does,
-    until the end (DONE), `max_steps` steps or a full `rows` buffer (PAUSED), or a failure.
+    """Steps from the state (q, v, a = q̈, abar, λ, fstate, istate) until the end (DONE), `max_steps`
+    steps or a full `rows` buffer (PAUSED), a failure (NEWTON_FAILED, NOT_FINITE, SINGULAR,
+    UNDEFINED_LAW: fstate[FAIL_H] is then the failing step's size, (q, v) its start) or LINEAR_SETUP
+    (fstate[FAIL_H] likewise: the step starts again after CompiledLoop.setup).
+    Adaptive steps: a failed Newton divides the step by `decrease` down to `min_step`; after
+    `recovery_steps` steps of at most `recovery_its` iterations it grows by `increase` up to the
+    nominal step. Sensor rows are written when t reaches the next write time, and at the end.
     Written sensor rows go to rows[istate[ROWS]] = [t, q, v, q̈, λ]. The Newton matrix's LU stays
     in `fact` across calls: modified Newton reuses it. kin, w (kernels.work) and scratch (7 vectors:
     q, v, q̈ and λ of the Newton iterate, the predictor's â, the right-hand side, column maxima) are
@@ -482,10 +490,9 @@ def run_steps(model, kin, w, scratch, method, newton, max_it, timing, q, v, a, a
         hh = h if not adaptive else (min(h, t_end - t) if t + h > t_end else h)
         status, its = _newton(t + hh, hh, q, v, a, abar, qn, vn, an, lam_n, ahat, rhs, method, newton, max_it,
                               model, kin, w, fact, colmax, istate)
-        if status == -1:
-            return HAND_BACK
-        if status == -2:
-            return LINEAR_SETUP
+        if status < 0:
+            fstate[FAIL_H] = hh
+            return SINGULAR if status == -1 else LINEAR_SETUP if status == -2 else UNDEFINED_LAW
         if status == 0:
             if not adaptive or hh * decrease < min_step:
                 fstate[FAIL_H] = hh

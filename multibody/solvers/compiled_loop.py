@@ -1,6 +1,6 @@
 """The Python side of the compiled generalized-α loop (alpha_kernel): the model's buffers, the
-linear solver's set-up between calls, and calls of about 0.1 s between which it polls for
-cancellation and reports progress."""
+linear solver's set-up between calls, calls of about 0.1 s between which it polls for
+cancellation and reports progress, and the state at which a run ended."""
 from __future__ import annotations
 
 import time
@@ -8,9 +8,10 @@ import time
 import numpy as np
 
 from ..kernels import Entries, newton_parameters, work
+from ..values import SimulationCanceled
 from . import alpha_kernel
-from .alpha_kernel import (FAIL_H, H, HAND_BACK, ITERATIONS, JACOBIANS, LINEAR_SETUP, N_STEPS, NEWTON_FAILED, PAUSED,
-                           ROWS, T, WRITE_NEXT, LinearSystem)
+from .alpha_kernel import (FAIL_H, ITERATIONS, JACOBIANS, LINEAR_SETUP, N_STEPS, PAUSED, ROWS, SINGULAR, T,
+                           UNDEFINED_LAW, WRITE_NEXT, LinearSystem)
 from .linear import SingularMatrix, sparse_analysis
 from .repeated_call import RepeatedCall
 
@@ -43,11 +44,15 @@ def linear_system(n: int, dense: bool) -> LinearSystem:
 
 
 class CompiledLoop:
-    """run_steps with the model's arrays and its solver settings."""
+    """run_steps with the model's arrays and its solver settings; `iterations` and `jacobians` count
+    Newton's."""
 
-    def __init__(self, system, method, ti: dict):
+    def __init__(self, system, method, ti: dict, cancel=None, progress=None):
         s, nt = system, ti["newton"]
         self.system = s
+        self.cancel, self.progress = cancel, progress
+        self._last_poll = -np.inf  # the first step polls: a job canceled while queued stops at once
+        self.iterations = self.jacobians = 0
         self.method = np.array([method.beta, method.gamma, method.alpha_m, method.alpha_f, method.newmark,
                                 method.index2], float)
         self.newton, self.max_iterations = newton_parameters(nt), int(nt["maxIterations"])
@@ -55,6 +60,9 @@ class CompiledLoop:
         self.timing = np.array([t0, t_end, steps, (t_end - t0) / steps, ti["adaptiveStep"], ti["adaptiveStepDecrease"],
                                 ti["adaptiveStepIncrease"], ti["minimumStepSize"],
                                 ti["adaptiveStepRecoveryIterations"], ti["adaptiveStepRecoverySteps"], 0.0], float)
+        # run_steps' state (alpha_kernel.T..., STEP_INDEX...): time, step size, next write time, failed step
+        self.fstate = np.array([t0, (t_end - t0) / steps, t0, 0.0])
+        self.istate = np.array([0, 0, 0, 0, 0, 1, 0], np.int64)
         dense_max = DENSE_MAX_UNKNOWNS if nt["useModifiedNewton"] else DENSE_MAX_UNKNOWNS_FULL_NEWTON
         self.fact = linear_system(s.n, s.n <= dense_max)
         self.rows = np.empty((ROWS_PER_CALL, 1 + 3 * s.n2 + s.nae))
@@ -65,7 +73,7 @@ class CompiledLoop:
     def setup(self) -> bool:
         """What _lu asked for, from the entries the kernel assembled: room for all of them, or the
         sparse LU's pivot order and patterns. False if the matrix is singular (SuperLU's analysis
-        failed): the Python loop then reports it."""
+        failed)."""
         written = self.fact.entries
         count = int(written.count[0])
         if count > written.vals.shape[0]:
@@ -79,30 +87,31 @@ class CompiledLoop:
         self.fact.sparse[1] = 1
         return True
 
-    def initial_accelerations(self, t, q, v, integ):
-        """(q̈, λ) at the start, or None if the system is singular (Integrator.initial_accelerations,
-        which reports a motion's undefined law)."""
+    def initial_accelerations(self, t, q, v):
+        """(q̈, λ) at the start, or None if the system is singular; the EvaluationError of a motion's
+        law (or its rate) undefined there."""
         x = np.empty(self.system.n)
         code = LINEAR_SETUP
         while code == LINEAR_SETUP:
             code = alpha_kernel.initial_accelerations(self.system.model, t, q, v, self.fact, x)
             if code == LINEAR_SETUP and not self.setup():
                 return None
-        if code == HAND_BACK:
-            return integ.initial_accelerations(t, q, v)
-        if code == NEWTON_FAILED:
+        if code == UNDEFINED_LAW:
+            motions, kin = self.system.motions, self.system.kinematics(t, q, v)
+            motions.evaluate(kin, True)  # the rows as the kernel's residual evaluated them, then their rates:
+            motions.rate_residual(kin)  # one of them raises
+        if code == SINGULAR:
             return None
         return x[:self.system.n2], x[self.system.n2:]
 
-    def solve(self, state, writer, q, v, a, abar, lam, sensors, integ, seconds_per_call: float = 0.1):
-        """Steps in place on (q, v, a, abar, lam) from `state` until the end or a failure, recording
-        sensor rows and polling `integ` (cancel, progress) between calls of about seconds_per_call.
-        Returns (code, step size of a failed step); `state`, `writer` and integ's counters follow."""
-        fstate = np.array([state.t, state.h, writer.next, 0.0])
-        istate = np.array([state.step_index, state.n_steps, state.good_steps, 0, 0, 1, 0], np.int64)
+    def solve(self, writer, q, v, a, abar, lam, sensors, seconds_per_call: float = 0.1):
+        """Steps in place on (q, v, a, abar, lam) from the start until the end or a failure, recording
+        sensor rows and polling (cancel, progress) between calls of about seconds_per_call. Returns
+        the ending (alpha_kernel's code); `writer`, `t`, `steps`, `failed_step` and the counters follow."""
+        fstate, istate = self.fstate, self.istate
+        fstate[WRITE_NEXT] = writer.next
         self.timing[10] = writer.period
-        t0, t_end = self.timing[0], self.timing[1]
-        integ.poll(state.t, t0, t_end)  # a job canceled while queued stops before its first step
+        self.poll(float(fstate[T]))  # a job canceled while queued stops before its first step
         max_steps = 16  # then as many as take about seconds_per_call
         run = RepeatedCall(alpha_kernel.run_steps)  # the same arrays at every call
         while True:
@@ -111,17 +120,52 @@ class CompiledLoop:
             code = run(self.system.model, self.kin, self.w, self.scratch, self.method, self.newton, self.max_iterations,
                        self.timing, q, v, a, abar, lam, fstate, istate, self.fact, self.rows, max_steps)
             sensors.record_rows(self.rows[:istate[ROWS]])
-            state.t, state.h, writer.next = float(fstate[T]), float(fstate[H]), float(fstate[WRITE_NEXT])
-            state.step_index, state.n_steps, state.good_steps = (int(x) for x in istate[:3])
+            writer.next = float(fstate[WRITE_NEXT])
             if code == LINEAR_SETUP:  # the step that asked starts again (its iterations so far stay counted)
                 if self.setup():
                     continue
-                code = HAND_BACK
+                code = SINGULAR
             if code != PAUSED:
                 break
-            integ.poll(state.t, t0, t_end)
+            self.poll(float(fstate[T]))
             per_step = (time.perf_counter() - started) / max(1, istate[N_STEPS] - steps_before)
             max_steps = max(1, int(seconds_per_call / max(per_step, 1e-9)))
-        integ.iterations += int(istate[ITERATIONS])
-        integ.jacobians += int(istate[JACOBIANS])
-        return code, float(fstate[FAIL_H])
+        self.iterations += int(istate[ITERATIONS])
+        self.jacobians += int(istate[JACOBIANS])
+        return code
+
+    @property
+    def t(self) -> float:
+        """The time reached: the start of a failed step."""
+        return float(self.fstate[T])
+
+    @property
+    def steps(self) -> int:
+        return int(self.istate[N_STEPS])
+
+    @property
+    def failed_step(self) -> float:
+        return float(self.fstate[FAIL_H])
+
+    def iterate(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(q, v, q̈) of the failed step's last Newton iterate."""
+        return self.scratch[0], self.scratch[1], self.scratch[2]
+
+    def matrix(self) -> np.ndarray:
+        """The Newton matrix last assembled (the one whose LU failed), dense."""
+        E, n = self.fact.entries, self.system.n
+        count = int(E.count[0])
+        A = np.zeros((n, n))
+        np.add.at(A, (E.rows[:count], E.cols[:count]), E.vals[:count])
+        return A
+
+    def poll(self, t: float) -> None:
+        now = time.perf_counter()
+        if now - self._last_poll < 0.2:
+            return
+        self._last_poll = now
+        if self.cancel is not None and self.cancel():
+            raise SimulationCanceled()
+        if self.progress is not None:
+            t0, t_end = self.timing[0], self.timing[1]
+            self.progress(min(1.0, (t - t0) / (t_end - t0)) if t_end > t0 else 1.0)

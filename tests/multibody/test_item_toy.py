@@ -19,7 +19,6 @@ from numba.core.caching import Cache
 import multibody
 from multibody import items
 from multibody.api import load_model
-from multibody.solvers.generalized_alpha import solve_dynamic
 from tests.multibody import toy_item
 
 MASS, K, G, AMPLITUDE = 0.5, 20.0, 9.81, (0.1, 0.05)
@@ -68,20 +67,12 @@ def check_oscillation(position: np.ndarray, tol: float) -> None:
         assert np.abs(position[:, 1 + axis] - exact).max() < tol * amplitude, axis
 
 
-@pytest.mark.parametrize("compiled", [True, False])  # the compiled step loop, and the System's Python path
-def test_toy_types_in_generalized_alpha_match_the_oscillator_and_the_weight(compiled):
-    loaded = load_model(model(constrained=True))
-    res = solve_dynamic(loaded, compiled=compiled)
+def test_toy_types_in_generalized_alpha_match_the_oscillator_and_the_weight():
+    res = multibody.simulate(model(constrained=True))
     position, lam = res.sensors["position"].data, res.sensors["lambda"].data
     check_oscillation(position, 2e-4)
     assert np.abs(position[:, 3]).max() < 1e-10  # held at the ground's height
     assert lam[1:, 1] == pytest.approx(-MASS * G, abs=1e-8 * MASS * G)
-
-
-def test_the_compiled_loop_and_the_python_path_agree_on_the_toy_types():
-    a = solve_dynamic(load_model(model(constrained=True)), compiled=True).sensors["position"].data
-    b = solve_dynamic(load_model(model(constrained=True)), compiled=False).sensors["position"].data
-    assert np.abs(a - b).max() < 1e-12
 
 
 @pytest.mark.parametrize("solver", ["RK44", "DOPRI5"])

@@ -25,7 +25,6 @@ from multibody.solvers.generalized_alpha import solve_dynamic
 from multibody.values import ModelInvalid
 from tests.multibody.test_planar import with_sensors
 from tests.multibody.test_torsional_spring_damper import (EXUDYN_DEPRECATION, _ep_rates, _ht,
-                                                          check_compiled_and_python_path,
                                                           check_exudyn_newton_iterations, check_exudyn_sensors)
 
 MASS = 2.0
@@ -96,11 +95,10 @@ def check_vibration(res, damping: bool, axis: int, tolerance: float, axes=(0, 1,
 
 @pytest.mark.parametrize("damping", [False, True])
 @pytest.mark.parametrize("axis", [0, 1, 2])
-@pytest.mark.parametrize("compiled", [True, False])  # the compiled step loop, and the System's Python path
-def test_body_on_the_spring_oscillates_with_each_axis_frequency(damping, axis, compiled):
+def test_body_on_the_spring_oscillates_with_each_axis_frequency(damping, axis):
     """x_i = (v0/ω_d) e^{-ζωt} sin ω_d t with ω = √(k_i/m); the angle about the turning axis likewise with
     ω = √(k_rot/J)."""
-    res = solve_dynamic(load_model(oscillator(damping, axis)), compiled=compiled)
+    res = solve_dynamic(load_model(oscillator(damping, axis)))
     check_vibration(res, damping, axis, 2e-4)
 
 
@@ -223,8 +221,3 @@ def test_springs_take_exudyns_newton_iterations():
     """With Exudyn's default (modified) Newton and tolerance: the same Jacobian count and iterations
     (Exudyn's connector Jacobian is numerical, ours exact along the rotation parameters' tangent)."""
     check_exudyn_newton_iterations(*exudyn_springs())
-
-
-@EXUDYN_DEPRECATION
-def test_the_compiled_loop_and_the_python_path_agree_on_the_springs():
-    check_compiled_and_python_path(*exudyn_springs())

@@ -15,7 +15,6 @@ import multibody
 from multibody.api import load_model
 from multibody.rotations import rotation_to_ep, rotation_vector, rotation_vector_matrix, rxyz_rotation
 from multibody.values import ModelInvalid
-from tests.multibody.test_compiled_loop import assert_same, solve_both
 
 G, MASS, COM, SPIN, TILT = 9.81, 1.0, 0.5, 30.0, 0.3
 INERTIA = [0.02 + MASS * COM ** 2, 0.02 + MASS * COM ** 2, 0.01, 0.0, 0.0, 0.0]  # about the node (Steiner)
@@ -105,11 +104,6 @@ def test_free_body_on_rk44_moves_as_on_euler_parameters():
     for name in fine:
         assert 3.9 < coarse[name] / fine[name] < 4.1, (name, coarse[name], fine[name])
     assert difference(free_body(True, 1000, "RK44"), reference)["A"] < 1e-10
-
-
-def test_top_runs_in_the_compiled_loop_as_in_the_python_loop():
-    """The compiled step loop's Lie group predictor and update are the Python loop's (the same kernels)."""
-    assert_same(*solve_both(heavy_top(True, 200)))
 
 
 def test_rotation_vector_helpers_invert_each_other():

@@ -15,7 +15,6 @@ import multibody
 from multibody.api import load_model
 from multibody.rotations import rotation_to_ep, rxyz_rotation
 from multibody.values import ModelInvalid
-from tests.multibody.test_compiled_loop import assert_same, solve_both
 
 G, MASS, COM, SPIN, TILT = 9.81, 1.0, 0.5, 30.0, 0.3
 INERTIA = [0.02 + MASS * COM ** 2, 0.02 + MASS * COM ** 2, 0.01, 0.0, 0.0, 0.0]  # about the node (Steiner)
@@ -81,11 +80,6 @@ def test_top_on_tait_bryan_angles_moves_as_on_euler_parameters():
     com = res.sensors["com"].data
     assert np.linalg.norm(com[-1, 1:] - com[0, 1:]) > 0.4  # the top moved
     assert np.abs(np.linalg.norm(com[:, 1:], axis=1) - COM).max() < 1e-10  # about its fixed point
-
-
-def test_top_runs_in_the_compiled_loop_as_in_the_python_loop():
-    """The compiled step loop covers the Rxyz body; the Python loop (the same kernels) gives its results."""
-    assert_same(*solve_both(heavy_top(True, 200)))
 
 
 def test_tait_bryan_node_errors_name_the_json_path():

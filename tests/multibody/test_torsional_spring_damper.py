@@ -85,10 +85,9 @@ def check_vibration(res, damping: float, omega0: float, tolerance: float) -> Non
 
 @pytest.mark.parametrize("damping", [0.0, 0.4])
 @pytest.mark.parametrize("planar", [False, True])
-@pytest.mark.parametrize("compiled", [True, False])  # the compiled step loop, and the System's Python path
-def test_torsional_oscillator_turns_with_its_frequency_and_decay(damping, planar, compiled):
+def test_torsional_oscillator_turns_with_its_frequency_and_decay(damping, planar):
     """φ = (ω0/Ω_d) e^{-ζΩt} sin Ω_d t, Ω = √(k/J), ζ = d / (2√(kJ)), Ω_d = Ω√(1 - ζ²)."""
-    res = solve_dynamic(load_model(oscillator(damping, planar=planar)), compiled=compiled)
+    res = solve_dynamic(load_model(oscillator(damping, planar=planar)))
     check_vibration(res, damping, 0.3, 2e-4)
 
 
@@ -221,13 +220,6 @@ def check_exudyn_newton_iterations(mbs, settings) -> dict:
     return ours
 
 
-def check_compiled_and_python_path(mbs, settings) -> None:
-    doc = export(mbs, settings)
-    a, b = (solve_dynamic(load_model(doc), compiled=c).sensors for c in (True, False))
-    for name in a:
-        assert np.abs(a[name].data - b[name].data).max() < 1e-11, name
-
-
 @EXUDYN_DEPRECATION
 def test_mechanism_gives_exudyns_sensors():
     """The same scheme, steps and Newton iterations converged to round-off: Exudyn's solution to 1e-10 of
@@ -241,8 +233,3 @@ def test_mechanism_takes_exudyns_newton_iterations():
     """With Exudyn's default (modified) Newton and tolerance: the same Jacobian count and iterations
     (Exudyn's connector Jacobian is numerical, ours exact: a step near the tolerance may go either way)."""
     check_exudyn_newton_iterations(*exudyn_mechanism())  # measured: 32 Jacobians and 1561 iterations, as Exudyn
-
-
-@EXUDYN_DEPRECATION
-def test_the_compiled_loop_and_the_python_path_agree_on_the_mechanism():
-    check_compiled_and_python_path(*exudyn_mechanism())
