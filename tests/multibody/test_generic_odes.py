@@ -184,7 +184,7 @@ def exudyn_model():
     m12 = mbs.AddMarker(MarkerNodeCoordinate(nodeNumber=n1, coordinate=2))
     m21 = mbs.AddMarker(MarkerNodeCoordinate(nodeNumber=n2, coordinate=1))
     mbs.AddObject(ObjectConnectorCoordinateSpringDamper(markerNumbers=[mg, m01], stiffness=80.0, damping=0.5))
-    mbs.AddObject(ObjectConnectorCoordinate(markerNumbers=[m12, m21], factorValue1=0.5))
+    mbs.AddObject(ObjectConnectorCoordinate(markerNumbers=[m12, m21], factor1=0.5))
     mbs.AddLoad(LoadCoordinate(markerNumber=m12, load=0.7))
     out = exu.OutputVariableType
     for node in (n0, n1, n2):
