@@ -117,7 +117,8 @@ def generic_ode2_chain(n: int = 100) -> dict:
     sparse = lambda triplets: {"numberOfRows": n, "numberOfColumns": n, "triplets": triplets}  # noqa: E731
     return {
         "nodes": [{"nodeType": "GenericODE2", "numberOfODE2Coordinates": n,
-                   "initialCoordinates": [0.01 * (i + 1) / n for i in range(n)]}],
+                   "initialCoordinates": [0.01 * (i + 1) / n for i in range(n)],
+                   "referenceCoordinates": [0.0] * n, "initialCoordinates_t": [0.0] * n}],  # Exudyn needs all
         "objects": [{"objectType": "GenericODE2", "nodeNumbers": [0], "massMatrix": sparse([[i, i, m] for i in range(n)]),
                      "stiffnessMatrix": sparse(stiffness),
                      "dampingMatrix": sparse([[i, j, 1e-3 * v] for i, j, v in stiffness])}],
