@@ -130,6 +130,27 @@ def rotvec_top() -> dict:
     }
 
 
+def generic_ode2_chain(n: int = 100) -> dict:
+    """A chain of n masses on springs, fixed at one end, as one ObjectGenericODE2 with sparse M, K and D
+    (triplets) on one NodeGenericODE2, started with a displacement of the free end (issue 13)."""
+    k, m = 1000.0, 0.1
+    stiffness = [[i, i, 2 * k if i < n - 1 else k] for i in range(n)] \
+        + [[i, j, -k] for i in range(n - 1) for j in (i + 1,)] + [[i + 1, i, -k] for i in range(n - 1)]
+    sparse = lambda triplets: {"numberOfRows": n, "numberOfColumns": n, "triplets": triplets}  # noqa: E731
+    return {
+        "nodes": [{"nodeType": "GenericODE2", "numberOfODE2Coordinates": n,
+                   "initialCoordinates": [0.01 * (i + 1) / n for i in range(n)],
+                   "referenceCoordinates": [0.0] * n, "initialCoordinates_t": [0.0] * n}],  # Exudyn needs all
+        "objects": [{"objectType": "GenericODE2", "nodeNumbers": [0], "massMatrix": sparse([[i, i, m] for i in range(n)]),
+                     "stiffnessMatrix": sparse(stiffness),
+                     "dampingMatrix": sparse([[i, j, 1e-3 * v] for i, j, v in stiffness])}],
+        "sensors": [{"sensorType": "Node", "nodeNumber": 0, "outputVariableType": "Coordinates"}],
+        "simulationSettings": {"timeIntegration": {"endTime": 1.0, "numberOfSteps": 1000},
+                               "solution": {"sensors": {"writePeriod": 0.01}}},
+        "solve": {"type": "Dynamic", "solverType": "GeneralizedAlpha"},
+    }
+
+
 CARTESIAN = {"objectType": "ConnectorCartesianSpringDamper", "stiffness": [500.0, 500.0, 500.0],
              "damping": [2.0, 2.0, 2.0], "offset": [1.0, 0, 0]}
 SPRING = {"objectType": "ConnectorSpringDamper", "stiffness": 500.0, "damping": 2.0, "referenceLength": 1.0}
@@ -158,6 +179,7 @@ MODELS = {  # name: model document, or a function making one
     "planar_double_pendulum": planar_double_pendulum,
     "rolling_coin": rolling_coin,
     "rotvec_top": rotvec_top,
+    "generic_ode2_chain": generic_ode2_chain,
     "chain_1": EXAMPLES / "chain_1" / "model.json",
     "chain_10": EXAMPLES / "chain_10" / "model.json",
     "chain_50": EXAMPLES / "chain_50" / "model.json",

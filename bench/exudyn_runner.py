@@ -1,6 +1,7 @@
 """Run a model document in Exudyn itself (for benchmarks and cross-checks; never at run time).
 
-Exudyn's AddNode/AddObject/... accept the same item dictionaries a model document holds.
+Exudyn's AddNode/AddObject/... accept the same item dictionaries a model document holds (a sparse
+matrix's dictionary becomes a MatrixContainer).
 Motions (not an Exudyn feature) are not supported here. A user-function expression is given to
 Exudyn as the Python function it stands for: `functions` maps (list, index, parameter) to it.
 """
@@ -9,6 +10,15 @@ from __future__ import annotations
 import time
 
 import numpy as np
+
+
+def _matrix(exu, sparse: dict):
+    """A sparse matrix of the document ({numberOfRows, numberOfColumns, triplets}) as Exudyn's MatrixContainer
+    (AddObject takes dense matrices only as lists)."""
+    mc = exu.MatrixContainer()
+    mc.SetWithSparseMatrixCSR(sparse["numberOfRows"], sparse["numberOfColumns"], sparse["triplets"],
+                              useDenseMatrix=False)
+    return mc
 
 
 def build(doc: dict, functions: dict | None = None):
@@ -21,6 +31,7 @@ def build(doc: dict, functions: dict | None = None):
         for i, item in enumerate(doc.get(key, [])):
             item = {k: functions.get((key, i, k), v) for k, v in item.items()
                     if not (k.startswith("V") and k[1:2].isalpha())}
+            item = {k: _matrix(exu, v) if isinstance(v, dict) and "triplets" in v else v for k, v in item.items()}
             if key == "sensors":
                 item = dict(item, storeInternal=True, writeToFile=False)
                 if "outputVariableType" in item:

@@ -30,7 +30,9 @@ from .exudyn_translate import Untranslatable, translate
 LISTS = (("nodes", "NumberOfNodes", "GetNode"), ("objects", "NumberOfObjects", "GetObject"),
          ("markers", "NumberOfMarkers", "GetMarker"), ("loads", "NumberOfLoads", "GetLoad"),
          ("sensors", "NumberOfSensors", "GetSensor"))
-NOT_EXPORTED = {"VgraphicsData"}  # drawing data: Exudyn returns a placeholder, not the data
+NOT_EXPORTED = {"VgraphicsData",  # drawing data: Exudyn returns a placeholder, not the data
+                # ObjectGenericODE2's state Exudyn derives at Assemble (its nodes' coordinate offsets, scratch)
+                "coordinateIndexPerNode", "tempCoordinates", "tempCoordinates_t", "tempCoordinates_tt"}
 TYPE_KEYS = {"nodes": "nodeType", "objects": "objectType", "markers": "markerType", "loads": "loadType",
              "sensors": "sensorType"}
 # MainSystem-level Python functions: the solver calls them, no item holds them
@@ -53,6 +55,8 @@ def _json(value: Any, enum_prefix: bool) -> Any:
         return int(value.GetIndex())
     if isinstance(value, np.ndarray):
         return _json(value.tolist(), enum_prefix)
+    if hasattr(value, "GetPythonObject"):  # a MatrixContainer: a dense matrix, or its size and sparse triplets
+        return _json(value.GetPythonObject(), enum_prefix)
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, (int, np.integer)):

@@ -27,7 +27,7 @@ def explicit_solver_problems(doc, settings: dict, names: dict, refs: dict) -> li
     Euler-parameter nodes, and with eliminateConstraints every constraint but a ConnectorCoordinate
     between a ground-node coordinate and a node coordinate (the item declarations' `explicit`); and
     what only ours refuse: off-center planar rigid bodies, RigidBodyRxyz nodes and rigid bodies on RigidBodyRotVecLG
-    nodes with an off-center mass or inertia products (their mass matrix is not diagonal);
+    nodes with an off-center mass or inertia products (their mass matrix is not constant, or not diagonal);
     `refs` are the resolved references ((list, index, field) -> index)."""
     if doc.solve.type != "Dynamic" or doc.solve.solverType not in TABLEAUS:
         return []
@@ -41,8 +41,8 @@ def explicit_solver_problems(doc, settings: dict, names: dict, refs: dict) -> li
     rxyz = [names["nodes"][i] for i, n in enumerate(doc.nodes) if n.nodeType == "RigidBodyRxyz"]
     if rxyz:
         problems.append(Problem("solve.solverType", f"{solver} cannot integrate the Tait-Bryan nodes "
-                                f"({', '.join(rxyz)}): their bodies' mass matrix is not diagonal, and mbserve's "
-                                "explicit solvers take diagonal ones only; use GeneralizedAlpha"))
+                                f"({', '.join(rxyz)}): their bodies' mass matrix is not constant, and mbserve's "
+                                "explicit solvers take constant ones only; use GeneralizedAlpha"))
     rotvec = [names["objects"][i] for i, o in enumerate(doc.objects) if o.objectType == "RigidBody"
               and refs.get(("objects", i, "nodeNumber")) is not None
               and doc.nodes[refs[("objects", i, "nodeNumber")]].nodeType == "RigidBodyRotVecLG"
@@ -55,8 +55,8 @@ def explicit_solver_problems(doc, settings: dict, names: dict, refs: dict) -> li
     off = [names["objects"][i] for i, o in enumerate(doc.objects) if off_center(o)]
     if off:
         problems.append(Problem("solve.solverType", f"{solver} cannot integrate {', '.join(off)}: a RigidBody2D whose "
-                                "centerOfMass is away from its node has a mass matrix that is not diagonal, and "
-                                "mbserve's explicit solvers take diagonal ones only; use GeneralizedAlpha"))
+                                "centerOfMass is away from its node has a mass matrix that is not constant, and "
+                                "mbserve's explicit solvers take constant ones only; use GeneralizedAlpha"))
     if not settings["timeIntegration"]["explicit"]["eliminateConstraints"]:
         return problems
     bad = []

@@ -83,6 +83,19 @@ class Model(NamedTuple):
     # rigid bodies diag(m, m, J) on x, y, φ
     p_cols: np.ndarray  # (np,3)
     p_mass: np.ndarray  # (np,3)
+    # ObjectGenericODE2 (items/generic_ode2.py): constant M, K, D as triplets (row, column, value) on the
+    # coordinates, and the constant force vector (column, value); lhs M q̈ + K q + D q̇ - f
+    g_mr: np.ndarray
+    g_mc: np.ndarray
+    g_mv: np.ndarray
+    g_kr: np.ndarray
+    g_kc: np.ndarray
+    g_kv: np.ndarray
+    g_dr: np.ndarray
+    g_dc: np.ndarray
+    g_dv: np.ndarray
+    g_fc: np.ndarray
+    g_fv: np.ndarray
     # loads: l_kind 0 a force (on the marker's position), 1 a torque (on its rotation), 2 a coordinate
     # load (l_vec[k,0] on coordinate l_coord[k]); body-fixed vectors are rotated by the marker frame
     l_kind: np.ndarray
@@ -1361,6 +1374,12 @@ def applied_forces(t, model, kin, w, load_factor):
             if c1 < n2:
                 tmp[c1] -= fi
         f += tmp
+    for k in range(m.g_fc.shape[0]):  # generic ODE2 objects: f - K q - D q̇
+        f[m.g_fc[k]] += m.g_fv[k]
+    for k in range(m.g_kr.shape[0]):
+        f[m.g_kr[k]] -= m.g_kv[k] * kin.q[m.g_kc[k]]
+    for k in range(m.g_dr.shape[0]):
+        f[m.g_dr[k]] -= m.g_dv[k] * kin.v[m.g_dc[k]]
     compiled_forces(m.x_forces, kin, f)
 
 
@@ -1387,6 +1406,8 @@ def residual(t, a, lam, velocity_level, model, kin, w):
         for i in range(3):
             c = m.p_cols[k, i]
             tmp[c] += m.p_mass[k, i] * a[c]
+    for k in range(m.g_mr.shape[0]):
+        tmp[m.g_mr[k]] += m.g_mv[k] * a[m.g_mc[k]]
     for i in range(n2):
         rq[i] = tmp[i] - f[i]
     cf[:] = 0.0

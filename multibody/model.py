@@ -19,6 +19,7 @@ from . import settings as settings_mod
 from .capabilities import SUPPORTED_DYNAMIC, explicit_solver_problems, lie_group_problems
 from .convenience import expand_convenience
 from .items import BODY_NODES, CONNECTOR_MARKERS, MARKER_BODIES, MOTION_JOINTS
+from .items import generic_ode2
 from .items.declaration import COORDINATE_MARKERS, POSITION_MARKERS, RIGID_MARKERS
 from .limits import json_shape
 from .motions import BASE_FIELD, EXPRESSION_FIELDS, MotionError, undefined_on_grid
@@ -39,7 +40,7 @@ LOAD_MARKERS = {
 _RIGID_NODES = {"RigidBodyEP", "RigidBodyRxyz", "RigidBodyRotVecLG", "RigidBody2D"}
 MARKER_NODES = {"NodeRigid": _RIGID_NODES,  # marker type -> nodes
                 "NodePosition": _RIGID_NODES | {"Point", "PointGround", "Point2D"},
-                "NodeCoordinate": _RIGID_NODES | {"Point", "PointGround", "Point2D"}}
+                "NodeCoordinate": _RIGID_NODES | {"Point", "PointGround", "Point2D", "GenericODE2"}}
 USER_FUNCTION_FIELDS = ("loadVectorUserFunction", "loadUserFunction", "springForceUserFunction")
 
 
@@ -96,7 +97,7 @@ class LoadedModel:
         return {"name": doc.name, "nodes": len(doc.nodes), "objects": len(doc.objects),
                 "markers": len(doc.markers), "loads": len(doc.loads), "sensors": len(doc.sensors),
                 "motions": len(doc.motions), "solve": doc.solve.model_dump(),
-                "coordinates": sum(S.NODE_COORDINATES[n.nodeType] for n in doc.nodes)}
+                "coordinates": sum(S.node_coordinates(n) for n in doc.nodes)}
 
 
 def _raw_item_name(doc: dict, kind: str, index: int) -> str:
@@ -302,6 +303,15 @@ class _Checker:
     def resolve_bodies(self) -> None:
         for i, obj in self.items("objects"):
             t = obj.objectType
+            if has_field(type(obj), "nodeNumbers"):  # ObjectGenericODE2: the coordinates of its nodes, in order
+                nodes = [self.lookup("objects", i, f".nodeNumbers[{k}]", "nodes", n) for k, n in enumerate(obj.nodeNumbers)]
+                self.refs[("objects", i, "nodeNumbers")] = nodes
+                if None not in nodes:
+                    if len(set(nodes)) < len(nodes):
+                        self.problem("objects", i, ".nodeNumbers", "a node appears twice")
+                    n = sum(S.node_coordinates(self.doc.nodes[k]) for k in nodes)
+                    for path, message in generic_ode2.problems(obj, n):
+                        self.problem("objects", i, path, message)
             if BODY_NODES.get(t):
                 want = BODY_NODES[t]
                 self.refs[("objects", i, "nodeNumber")] = self.lookup("objects", i, ".nodeNumber", "nodes",
@@ -361,8 +371,8 @@ class _Checker:
                                 " or ".join(sorted(allowed)) + " node")
                 self.refs[("markers", i, "nodeNumber")] = n
                 if t == "NodeCoordinate" and n is not None:
-                    node_type = self.doc.nodes[n].nodeType
-                    nc = 3 if node_type == "PointGround" else S.NODE_COORDINATES[node_type]  # ground x, y, z read 0
+                    node = self.doc.nodes[n]
+                    nc = 3 if node.nodeType == "PointGround" else S.node_coordinates(node)  # ground x, y, z read 0
                     if "coordinate" not in mk.model_fields_set:
                         self.problem("markers", i, ".coordinate", f"missing: which coordinate of {self.names['nodes'][n]} "
                                                                   f"(0..{nc - 1})")

@@ -59,7 +59,8 @@ OUTPUT_VARIABLES: dict[str, dict[str, tuple[str, ...]]] = {  # list -> item type
     "nodes": {"RigidBodyEP": EP_NODE_OUTPUTS, "RigidBodyRxyz": RXYZ_NODE_OUTPUTS,
               "RigidBodyRotVecLG": ROTVEC_NODE_OUTPUTS, "Point": POINT_NODE_OUTPUTS,
               "PointGround": POINT_GROUND_OUTPUTS,
-              "RigidBody2D": NODE_2D_OUTPUTS, "Point2D": POINT_2D_NODE_OUTPUTS},
+              "RigidBody2D": NODE_2D_OUTPUTS, "Point2D": POINT_2D_NODE_OUTPUTS,
+              "GenericODE2": ("Coordinates", "Coordinates_t", "Coordinates_tt")},
     "objects": OBJECT_OUTPUTS,
     "markers": {"BodyRigid": RIGID_MARKER_OUTPUTS, "NodeRigid": RIGID_MARKER_OUTPUTS,
                 "BodyPosition": POSITION_MARKER_OUTPUTS, "NodePosition": POSITION_MARKER_OUTPUTS,
@@ -208,6 +209,11 @@ class SensorSet:
         if t == "Node":
             node = ref("nodeNumber")
             return lambda kin, lam: self.node_output(node, var, kin)
+        if t in ("Body", "Object"):
+            obj = ref("bodyNumber" if t == "Body" else "objectNumber")
+            group, k = s.object_group.get(obj, (None, 0))
+            if loaded.document.objects[obj].objectType in body_types() and hasattr(group, "output"):
+                return lambda kin, lam: group.output(kin, k, var)  # a body without a frame (ObjectGenericODE2)
         if t == "Body" or (t == "Object" and loaded.document.objects[ref("objectNumber")].objectType in body_types()):
             obj = ref("bodyNumber" if t == "Body" else "objectNumber")
             if loaded.document.objects[obj].objectType == "Ground":

@@ -38,7 +38,8 @@ def _zoo() -> dict:
              {"nodeType": "Point2D", "referenceCoordinates": [2, -1]},
              {"nodeType": "RigidBodyEP", "referenceCoordinates": [5, 0, 0.5, 1, 0, 0, 0]},
              {"nodeType": "RigidBodyRxyz", "referenceCoordinates": [6, 0, 0, 0, 0, 0]},
-             {"nodeType": "RigidBodyRotVecLG", "referenceCoordinates": [7, 0, 0, 0, 0, 0]}]
+             {"nodeType": "RigidBodyRotVecLG", "referenceCoordinates": [7, 0, 0, 0, 0, 0]},
+             {"nodeType": "GenericODE2", "numberOfODE2Coordinates": 2, "initialCoordinates": [0.1, 0]}]
     objects = [{"objectType": "Ground"}, body(0), body(1), body(2), body(3),
                {"objectType": "MassPoint", "nodeNumber": 4, "mass": 1.0},
                {"objectType": "JointPrismaticX", "markerNumbers": [0, 1]},
@@ -64,7 +65,10 @@ def _zoo() -> dict:
                 "stiffness": [[10.0 * (i == j) for j in range(6)] for i in range(6)]},
                body(9), {"objectType": "JointRollingDisc", "markerNumbers": [0, 19], "discRadius": 0.5},
                body(10), {"objectType": "JointSpherical", "markerNumbers": [0, 20]},
-               body(11), {"objectType": "JointSpherical", "markerNumbers": [0, 21]}]
+               body(11), {"objectType": "JointSpherical", "markerNumbers": [0, 21]},
+               {"objectType": "GenericODE2", "nodeNumbers": [12], "massMatrix": [[1.0, 0.0], [0.0, 1.0]],
+                "stiffnessMatrix": {"numberOfRows": 2, "numberOfColumns": 2, "triplets": [[0, 0, 10.0], [1, 1, 10.0]]},
+                "forceVector": [0.0, 1.0]}]
     markers = [rigid(0), rigid(1), rigid(2), rigid(3), rigid(4),
                {"markerType": "BodyPosition", "bodyNumber": 0, "localPosition": [0, 0, 0]},
                {"markerType": "BodyPosition", "bodyNumber": 5},

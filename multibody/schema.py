@@ -188,10 +188,46 @@ class NodePoint2D(Item):
     """velocity [vx, vy] at startTime"""
 
 
+class NodeGenericODE2(Item):
+    """n second-order coordinates without a position or rotation (ObjectGenericODE2 gives them M, K, D;
+    NodeCoordinate markers, CoordinateSpringDampers and ConnectorCoordinates act on them)."""
+    nodeType: Literal["GenericODE2"]
+    numberOfODE2Coordinates: Annotated[int, Field(ge=1)]
+    """n, the number of coordinates"""
+    referenceCoordinates: list[FiniteFloat] = Field(default_factory=list)
+    """n reference values (default zeros)"""
+    initialCoordinates: list[FiniteFloat] = Field(default_factory=list)
+    """n coordinates at startTime, added to the reference (default zeros)"""
+    initialCoordinates_t: list[FiniteFloat] = Field(default_factory=list)
+    """n velocities at startTime (default zeros)"""
+
+    @model_validator(mode="after")
+    def sizes(self):
+        n = self.numberOfODE2Coordinates
+        for key in ("referenceCoordinates", "initialCoordinates", "initialCoordinates_t"):
+            value = getattr(self, key)
+            if not value:
+                setattr(self, key, [0.0] * n)
+            elif len(value) != n:
+                raise ValueError(f"{key} has {len(value)} entries, numberOfODE2Coordinates is {n}")
+        return self
+
+    @property
+    def initialVelocities(self) -> list[float]:  # the name the other nodes use
+        return self.initialCoordinates_t
+
+
 NODE_COORDINATES = {"RigidBodyEP": 7, "RigidBodyRxyz": 6, "RigidBodyRotVecLG": 6, "RigidBody2D": 3, "Point": 3,
-                    "PointGround": 0, "Point2D": 2}  # ODE2 coordinates
+                    "PointGround": 0, "Point2D": 2}  # ODE2 coordinates of the node types with a fixed number
+
+
+def node_coordinates(node) -> int:
+    """The node's number of ODE2 coordinates."""
+    return node.numberOfODE2Coordinates if node.nodeType == "GenericODE2" else NODE_COORDINATES[node.nodeType]
+
+
 Node = Annotated[Union[NodeRigidBodyEP, NodeRigidBodyRxyz, NodeRigidBodyRotVecLG, NodePoint, NodePointGround,
-                       NodeRigidBody2D, NodePoint2D], Field(discriminator="nodeType")]
+                       NodeRigidBody2D, NodePoint2D, NodeGenericODE2], Field(discriminator="nodeType")]
 
 
 # ---------------------------------------------------------------------------------- objects

@@ -24,6 +24,7 @@ from .items import OBJECT_TYPES, constraint_groups, force_groups
 from .items.coordinate_connectors import CoordinateConstraints, CoordinateSpringDampers
 from .items.bodies import EPNormalization, MassPoints, RigidBodies
 from .items.frame_joint import FrameJointGroup
+from .items.generic_ode2 import GenericODE2Objects
 from .items.loads import Loads
 from .items.spring_damper import CartesianSpringDampers, SpringDampers
 from .items.motion_constraints import Motions
@@ -48,7 +49,7 @@ class System:
         off = 0
         for i, node in enumerate(doc.nodes):
             self.node_offset[i] = off
-            self.node_ncoords[i] = S.NODE_COORDINATES[node.nodeType]
+            self.node_ncoords[i] = S.node_coordinates(node)
             off += self.node_ncoords[i]
         self.n2 = off
         self.dummy = off
@@ -75,6 +76,8 @@ class System:
         self.f_rotation = np.full(nF, K.NO_ROTATION3, dtype=np.int64)
         for i, node in enumerate(doc.nodes):
             n = self.node_ncoords[i]
+            if node.nodeType == "GenericODE2":  # coordinates only: a frame fixed at the origin, no columns
+                continue
             if node.nodeType == "RigidBody2D":  # x, y, -, φ: the frame's translation and rotation columns
                 self.f_is_2d[i] = True
                 self.fcols[i, [0, 1, 3]] = self.node_offset[i] + np.arange(3)
@@ -136,6 +139,7 @@ class System:
         self.user_functions = loaded.user_functions or UserFunctions()
         self.bodies = RigidBodies(self)
         self.mass_points = MassPoints(self)
+        self.generic_ode2 = GenericODE2Objects(self)
         self.loads = Loads(self)
         self.forces = [cls(self) for cls in force_groups()]
         self.forces = [g for g in self.forces if g.size]
@@ -147,7 +151,7 @@ class System:
         self.nae = self.ae_offset
         self.all_active = [bool(g.active.all()) for g in self.constraints]
         self.object_group = {}  # object index -> (group, row in group)
-        for g in self.forces + self.constraints + [self.bodies, self.mass_points]:
+        for g in self.forces + self.constraints + [self.bodies, self.mass_points, self.generic_ode2]:
             for k, obj in enumerate(getattr(g, "objects", [])):
                 self.object_group[obj] = (g, k)
         self._pattern()
@@ -167,6 +171,7 @@ class System:
         kinds = {"ForceVector": 0, "MassProportional": 0, "TorqueVector": 1, "Coordinate": 2}
         lv = [v if t != "Coordinate" else np.stack([v, 0 * v, 0 * v], axis=1) for t, (_, _, v, _) in lg.items()]
         b, e, mo, uf, i64 = self.bodies, self.ep_constraints, self.motions, self.user_functions, np.int64
+        go = self.generic_ode2
         nr = max([len(g.rows) for g in joints], default=0)
         joint_slices, k = [], 0  # (group, its joints in the table, its rows)
         for g in joints:
@@ -188,6 +193,9 @@ class System:
             mframe=self.mframe, mlocal=self.mlocal, mrot=self.mrot, mrot_identity=self.mrot_identity,
             mcols=self.mcols, b_frame=b.frame, b_cols=b.cols, b_mass=b.mass, b_com=b.com, b_inertia=b.inertia,
             p_cols=self.mass_points.cols, p_mass=self.mass_points.mass,
+            g_mr=go.mass[0], g_mc=go.mass[1], g_mv=go.mass[2], g_kr=go.stiffness[0], g_kc=go.stiffness[1],
+            g_kv=go.stiffness[2], g_dr=go.damping[0], g_dc=go.damping[1], g_dv=go.damping[2], g_fc=go.force[0],
+            g_fv=go.force[1],
             l_kind=np.concatenate([np.full(len(m), kinds[t]) for t, (_, m, _, _) in lg.items()] or [np.zeros(0, i64)]),
             l_markers=np.concatenate([m for _, m, _, _ in lg.values()] or [np.zeros(0, i64)]),
             l_coord=np.concatenate([self.mcoord[m] for _, m, _, _ in lg.values()] or [np.zeros(0, i64)]),
@@ -257,6 +265,8 @@ class System:
         for g in (self.bodies, self.mass_points):
             r, c = g.mass_pattern()
             rows.append(r); cols.append(c); drop.append((r == dummy) | (c == dummy))
+        for r, c, _ in (self.generic_ode2.mass, self.generic_ode2.stiffness, self.generic_ode2.damping):
+            rows.append(r); cols.append(c); drop.append(np.zeros(len(r), bool))
         for g in self.forces:
             r, c = g.jacobian_pattern()
             rows.append(r); cols.append(c); drop.append((r == dummy) | (c == dummy))
@@ -323,6 +333,8 @@ class System:
         """f(q, v, t): loads, connector forces and quadratic velocity terms (right-hand side)."""
         f = self.loads.generalized(kin, load_factor)
         f += self.bodies.quadratic_velocity(kin)
+        if self.generic_ode2.size:
+            f += self.generic_ode2.generalized(kin)
         for g in self.forces:
             f += g.generalized(kin)
         return f
@@ -349,7 +361,8 @@ class System:
         """Values of J̃ in the order of the static pattern:
         mass_factor·M − k_factor·∂f/∂q − d_factor·∂f/∂v, C_qᵀ, level_factor·C_q, inactive diagonal."""
         vals = [self.bodies.newton_values(kin, mass_factor, k_factor, d_factor),
-                self.mass_points.mass_values() * mass_factor]
+                self.mass_points.mass_values() * mass_factor, self.generic_ode2.mass[2] * mass_factor,
+                self.generic_ode2.stiffness[2] * k_factor, self.generic_ode2.damping[2] * d_factor]
         for g in self.forces:
             dq, dv = g.jacobian_values(kin)
             vals.append(-(k_factor * dq + d_factor * dv).ravel())

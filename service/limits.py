@@ -190,7 +190,8 @@ def solution_bytes(doc: dict) -> int | None:
         file = ((doc.get("simulationSettings") or {}).get("solution") or {}).get("file") or {}
         if file.get("write") is not True:
             return None
-        coordinates = sum(NODE_COORDINATES.get(node.get("nodeType"), 0) for node in doc.get("nodes") or [])
+        coordinates = sum(int(node.get("numberOfODE2Coordinates") or 0) if node.get("nodeType") == "GenericODE2"
+                          else NODE_COORDINATES.get(node.get("nodeType"), 0) for node in doc.get("nodes") or [])
         return _rows(doc, ("solution", "file", "writePeriod"), 0.01) * (1 + 3 * coordinates) * 8
     except (TypeError, ValueError, AttributeError, OverflowError, ZeroDivisionError):
         return None  # malformed: the core's validation names the problem

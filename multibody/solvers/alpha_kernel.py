@@ -90,6 +90,12 @@ def _assemble(E, t, model, kin, w, mass_factor, k_factor, d_factor, level_factor
     for k in range(m.p_mass.shape[0]):  # mass points m I, planar rigid bodies diag(m, m, J)
         for i in range(3):
             add_entry(E, m.p_cols[k, i], m.p_cols[k, i], m.p_mass[k, i] * mass_factor)
+    for k in range(m.g_mr.shape[0]):  # generic ODE2 objects: constant M, K, D
+        add_entry(E, m.g_mr[k], m.g_mc[k], m.g_mv[k] * mass_factor)
+    for k in range(m.g_kr.shape[0]):
+        add_entry(E, m.g_kr[k], m.g_kc[k], m.g_kv[k] * k_factor)
+    for k in range(m.g_dr.shape[0]):
+        add_entry(E, m.g_dr[k], m.g_dc[k], m.g_dv[k] * d_factor)
     if s_m0.shape[0]:
         dq, dv = spring_jacobians(t, pos, vel, Jpos, s_m0, s_m1, s_k, s_d, s_L0, s_fa, s_voff, s_active, m.s_uf, uf)
         for k in range(s_m0.shape[0]):

@@ -41,12 +41,20 @@ ROWS_PER_CALL = 256
 
 @jit_inline
 def _accelerations(t, model, kin, w, q, v, mass, out):
-    """q̈ = M⁻¹ f(q, v, t): M is the diagonal of the point masses (Euler-parameter nodes are refused).
-    Inlined: a call passes every array of the model's tuples, which costs more than a small model's forces."""
+    """q̈ = M⁻¹ f(q, v, t), M constant (Euler-parameter nodes are refused): mass = (diagonal, coupled,
+    inverse), the diagonal on most coordinates and the inverse of M's block on the coupled ones (those of
+    generic ODE2 objects' mass matrices). Inlined: a call passes every array of the model's tuples, which
+    costs more than a small model's forces."""
+    diagonal, coupled, inverse = mass
     kinematics(q, v, model, kin)
     applied_forces(t, model, kin, w, 1.0)
     for i in range(out.shape[0]):
-        out[i] = w.f[i] / mass[i]
+        out[i] = w.f[i] / diagonal[i]
+    for i in range(coupled.shape[0]):
+        s = 0.0
+        for j in range(coupled.shape[0]):
+            s += inverse[i, j] * w.f[coupled[j]]
+        out[coupled[i]] = s
 
 
 @jit
@@ -274,19 +282,31 @@ def _fixed_coordinates(system, ti: dict) -> np.ndarray:
     return np.array(fixed, dtype=np.int64)
 
 
-def _masses(system) -> np.ndarray:
-    """The diagonal of M: point masses, planar rigid bodies and rigid bodies on rotation-vector nodes with the
-    center of mass at the node and a diagonal inertia tensor (M = diag(m, m, m, J): the others are refused), so M
-    is constant."""
+def _masses(system) -> tuple:
+    """M for _accelerations: point masses, planar rigid bodies, rigid bodies on rotation-vector nodes with the
+    center of mass at the node and a diagonal inertia tensor (M = diag(m, m, m, J)) and generic ODE2 objects
+    only (the others are refused), so M is constant. The coordinates of generic mass matrices are solved with
+    the inverse of their block of M, once (Exudyn factorizes its constant M once)."""
     mass = np.zeros(system.n2 + 1)
     np.add.at(mass, system.mass_points.cols.ravel(), system.mass_points.mass.ravel())
     b = system.bodies
     for k in range(b.size):
         mass[b.cols[k, :3]] += b.mass[k]
         mass[b.cols[k, 3:6]] += np.diag(b.inertia[k])
+    g = system.generic_ode2
+    coupled = np.unique(np.concatenate([g.mass[0], g.mass[1]]))
+    block = np.zeros((len(coupled), len(coupled)))
+    np.add.at(block, (np.searchsorted(coupled, g.mass[0]), np.searchsorted(coupled, g.mass[1])), g.mass[2])
+    block[np.diag_indices(len(coupled))] += mass[coupled]
+    mass[coupled] = 1.0  # replaced by the block's solution
     if not np.all(mass[:-1] != 0.0):
         raise SolverFailure("singular_matrix", "the mass matrix is singular (a node without mass)", 0.0)
-    return mass[:-1]
+    try:
+        inverse = np.linalg.inv(block)
+    except np.linalg.LinAlgError:
+        raise SolverFailure("singular_matrix", "the mass matrix of the generic ODE2 objects is singular", 0.0) \
+            from None
+    return mass[:-1], coupled.astype(np.int64), np.ascontiguousarray(inverse)
 
 
 def solve_explicit(loaded, progress=None, cancel=None, seconds_per_call: float = 0.1) -> Results:

@@ -66,6 +66,8 @@ def _newton(system, newton: dict, t: float, lf: float, q: np.ndarray, v: np.ndar
         rq = -system.loads.generalized(kin, lf) - system.bodies.quadratic_velocity(kin) \
             - sum((g.generalized(kin) for g in system.forces), np.zeros(system.n2)) \
             + system.constraint_forces(ev, lam)
+        if system.generic_ode2.size:  # K q + D q̇ - f; f not scaled by the load factor (Exudyn: no load)
+            rq -= system.generic_ode2.generalized(kin)
         rg = system.constraint_residual(ev, lam)
         rn = float(np.sqrt(rq @ rq + rg @ rg))
         if not np.isfinite(rn):
