@@ -76,10 +76,9 @@ def point_chain(q0: np.ndarray) -> dict:
     return doc
 
 
-@pytest.mark.parametrize("compiled", [True, False])  # the compiled step loop, and the System's Python path
 @pytest.mark.parametrize("form", ["dense", "sparse"])
-def test_chain_moves_in_its_first_mode_at_the_closed_form_frequency(form, compiled):
-    res = solve_dynamic(load_model(generic_chain(form, 0.01 * mode(1))), compiled=compiled)
+def test_chain_moves_in_its_first_mode_at_the_closed_form_frequency(form):
+    res = solve_dynamic(load_model(generic_chain(form, 0.01 * mode(1))))
     q, v = res.sensors["q"].data, res.sensors["q_t"].data
     t = q[:, :1]
     exact = 0.01 * mode(1) * np.cos(omega(1) * t)
