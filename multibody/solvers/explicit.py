@@ -68,19 +68,26 @@ def _combine(x, h, weights, count, stages, out):
                 out[i] += wh * stages[j, i]
 
 
+@jit_inline
+def _weighted_columns(h, weights, count, stages, c0, c1, c2):
+    """Σ_{j < count, w_j ≠ 0} (w_j h) stages[j] on the columns c0, c1, c2, term by term as _combine."""
+    s0, s1, s2 = 0.0, 0.0, 0.0
+    for j in range(count):
+        if weights[j] != 0.0:
+            wh = weights[j] * h
+            s0 += wh * stages[j, c0]
+            s1 += wh * stages[j, c1]
+            s2 += wh * stages[j, c2]
+    return s0, s1, s2
+
+
 @jit
 def _lie_combine(x, h, weights, count, stages, lie_cols, lie_ref, out):
     """The rotation columns of out := x ∘ exp(Σ_{j < count, w_j ≠ 0} (w_j h) stages[j]) per Lie group node
     (CSolverExplicitTimeInt's composition update; the stages hold the Lie algebra increments' rates)."""
     for k in range(lie_cols.shape[0]):
         c0, c1, c2 = lie_cols[k, 0], lie_cols[k, 1], lie_cols[k, 2]
-        s0, s1, s2 = 0.0, 0.0, 0.0
-        for j in range(count):
-            if weights[j] != 0.0:
-                wh = weights[j] * h
-                s0 += wh * stages[j, c0]
-                s1 += wh * stages[j, c1]
-                s2 += wh * stages[j, c2]
+        s0, s1, s2 = _weighted_columns(h, weights, count, stages, c0, c1, c2)
         r0, r1, r2 = lie_ref[k, 0], lie_ref[k, 1], lie_ref[k, 2]
         n0, n1, n2 = compose_rotation_vectors(x[c0] + r0, x[c1] + r1, x[c2] + r2, s0, s1, s2)
         out[c0], out[c1], out[c2] = n0 - r0, n1 - r1, n2 - r2
@@ -92,13 +99,7 @@ def _lie_stage_rates(h, weights, count, kq, lie_cols, out):
     columns (Exudyn's LieGroupComputeKstage; T the tangent operator of exp on SO(3))."""
     for k in range(lie_cols.shape[0]):
         c0, c1, c2 = lie_cols[k, 0], lie_cols[k, 1], lie_cols[k, 2]
-        s0, s1, s2 = 0.0, 0.0, 0.0
-        for j in range(count):
-            if weights[j] != 0.0:
-                wh = weights[j] * h
-                s0 += wh * kq[j, c0]
-                s1 += wh * kq[j, c1]
-                s2 += wh * kq[j, c2]
+        s0, s1, s2 = _weighted_columns(h, weights, count, kq, c0, c1, c2)
         out[c0], out[c1], out[c2] = texp_inverse_times(s0, s1, s2, out[c0], out[c1], out[c2])
 
 

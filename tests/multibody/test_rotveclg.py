@@ -13,11 +13,9 @@ import pytest
 
 import multibody
 from multibody.api import load_model
-from multibody.rotations import rotation_to_ep, rotation_vector, rotation_vector_matrix, rxyz_rotation
+from multibody.rotations import rotation_vector, rotation_vector_matrix, rxyz_rotation
 from multibody.values import ModelInvalid
-
-G, MASS, COM, SPIN, TILT = 9.81, 1.0, 0.5, 30.0, 0.3
-INERTIA = [0.02 + MASS * COM ** 2, 0.02 + MASS * COM ** 2, 0.01, 0.0, 0.0, 0.0]  # about the node (Steiner)
+from tests.multibody.test_rxyz import COM, G, SPIN, TILT, ep_node, top_model
 
 
 def node(rotvec: bool, rotation: np.ndarray, omega_local, velocity=(0.0, 0.0, 0.0)) -> dict:
@@ -25,11 +23,7 @@ def node(rotvec: bool, rotation: np.ndarray, omega_local, velocity=(0.0, 0.0, 0.
     if rotvec:
         return {"nodeType": "RigidBodyRotVecLG", "referenceCoordinates": [0.0, 0.0, 0.0, *rotation_vector(rotation)],
                 "initialVelocities": [*velocity, *omega_local]}
-    ep = rotation_to_ep(rotation)
-    t0, t1, t2, t3 = ep
-    g_bar = 2 * np.array([[-t1, t0, t3, -t2], [-t2, -t3, t0, t1], [-t3, t2, -t1, t0]])
-    return {"nodeType": "RigidBodyEP", "referenceCoordinates": [0.0, 0.0, 0.0, *ep],
-            "initialVelocities": [*velocity, *(0.25 * g_bar.T @ np.asarray(omega_local, float))]}
+    return ep_node(rotation, omega_local, velocity)
 
 
 SENSORS = [{"sensorType": "Node", "nodeNumber": 0, "outputVariableType": "RotationMatrix", "name": "A"},
@@ -37,21 +31,7 @@ SENSORS = [{"sensorType": "Node", "nodeNumber": 0, "outputVariableType": "Rotati
 
 
 def heavy_top(rotvec: bool, steps: int, end: float = 0.5) -> dict:
-    return {
-        "nodes": [node(rotvec, rxyz_rotation([TILT, 0.0, 0.0]), [0.0, 0.0, SPIN])],
-        "objects": [{"objectType": "Ground"},
-                    {"objectType": "RigidBody", "nodeNumber": 0, "mass": MASS, "inertia": INERTIA,
-                     "centerOfMass": [0.0, 0.0, COM]},
-                    {"objectType": "JointSpherical", "markerNumbers": [0, 1]}],
-        "markers": [{"markerType": "BodyRigid", "bodyNumber": 0}, {"markerType": "BodyRigid", "bodyNumber": 1},
-                    {"markerType": "BodyMass", "bodyNumber": 1}],
-        "loads": [{"loadType": "MassProportional", "markerNumber": 2, "loadVector": [0.0, 0.0, -G]}],
-        "sensors": [{"sensorType": "Body", "bodyNumber": 1, "localPosition": [0.0, 0.0, COM],
-                     "outputVariableType": "Position", "name": "com"}, *SENSORS,
-                    {"sensorType": "Object", "objectNumber": 2, "outputVariableType": "Force", "name": "force"}],
-        "simulationSettings": {"timeIntegration": {"endTime": end, "numberOfSteps": steps,
-                                                   "newton": {"relativeTolerance": 1e-12}}},
-    }
+    return top_model(node(rotvec, rxyz_rotation([TILT, 0.0, 0.0]), [0.0, 0.0, SPIN]), steps, end)
 
 
 def free_body(rotvec: bool, steps: int, solver: str, end: float = 0.2) -> dict:

@@ -26,6 +26,15 @@ def g_local(phi) -> np.ndarray:
     return np.array([[c1 * c2, s2, 0.0], [-c1 * s2, c2, 0.0], [s1, 0.0, 1.0]])
 
 
+def ep_node(rotation: np.ndarray, omega_local, velocity=(0.0, 0.0, 0.0)) -> dict:
+    """An Euler-parameter node at the origin turned by `rotation`, moving at `velocity`, turning at ω̄ = omega_local."""
+    ep = rotation_to_ep(rotation)
+    t0, t1, t2, t3 = ep
+    g_bar = 2 * np.array([[-t1, t0, t3, -t2], [-t2, -t3, t0, t1], [-t3, t2, -t1, t0]])
+    return {"nodeType": "RigidBodyEP", "referenceCoordinates": [0.0, 0.0, 0.0, *ep],
+            "initialVelocities": [*velocity, *(0.25 * g_bar.T @ np.asarray(omega_local, float))]}
+
+
 def top_node(rxyz: bool) -> dict:
     """The top's node: rotated by TILT about x, spinning at SPIN about its body z axis."""
     phi, omega_local = np.array([TILT, 0.0, 0.0]), np.array([0.0, 0.0, SPIN])
@@ -33,16 +42,17 @@ def top_node(rxyz: bool) -> dict:
         rates = np.linalg.solve(g_local(phi), omega_local)
         return {"nodeType": "RigidBodyRxyz", "referenceCoordinates": [0.0, 0.0, 0.0, *phi],
                 "initialVelocities": [0.0, 0.0, 0.0, *rates]}
-    ep = rotation_to_ep(rxyz_rotation(phi))
-    t0, t1, t2, t3 = ep
-    g_bar = 2 * np.array([[-t1, t0, t3, -t2], [-t2, -t3, t0, t1], [-t3, t2, -t1, t0]])
-    return {"nodeType": "RigidBodyEP", "referenceCoordinates": [0.0, 0.0, 0.0, *ep],
-            "initialVelocities": [0.0, 0.0, 0.0, *(0.25 * g_bar.T @ omega_local)]}
+    return ep_node(rxyz_rotation(phi), omega_local)
 
 
 def heavy_top(rxyz: bool, steps: int, end: float = 0.5) -> dict:
+    return top_model(top_node(rxyz), steps, end)
+
+
+def top_model(node: dict, steps: int, end: float = 0.5) -> dict:
+    """The heavy top on `node` (pinned at the origin by a spherical joint), with sensors of its motion and force."""
     return {
-        "nodes": [top_node(rxyz)],
+        "nodes": [node],
         "objects": [{"objectType": "Ground"},
                     {"objectType": "RigidBody", "nodeNumber": 0, "mass": MASS, "inertia": INERTIA,
                      "centerOfMass": [0.0, 0.0, COM]},
