@@ -195,7 +195,7 @@ class NodeGenericODE2(Item):
     numberOfODE2Coordinates: Annotated[int, Field(ge=1)]
     """n, the number of coordinates"""
     referenceCoordinates: list[FiniteFloat] = Field(default_factory=list)
-    """n reference values (default zeros)"""
+    """n reference values (default zeros; at least one of the three vectors is given)"""
     initialCoordinates: list[FiniteFloat] = Field(default_factory=list)
     """n coordinates at startTime, added to the reference (default zeros)"""
     initialCoordinates_t: list[FiniteFloat] = Field(default_factory=list)
@@ -204,12 +204,17 @@ class NodeGenericODE2(Item):
     @model_validator(mode="after")
     def sizes(self):
         n = self.numberOfODE2Coordinates
-        for key in ("referenceCoordinates", "initialCoordinates", "initialCoordinates_t"):
-            value = getattr(self, key)
-            if not value:
+        keys = ("referenceCoordinates", "initialCoordinates", "initialCoordinates_t")
+        for key in keys:
+            if getattr(self, key) and len(getattr(self, key)) != n:
+                raise ValueError(f"{key} has {len(getattr(self, key))} entries, numberOfODE2Coordinates is {n}")
+        # a given vector makes the document as long as the node's state: n stays within the request's size
+        if not any(getattr(self, key) for key in keys):
+            raise ValueError(f"give referenceCoordinates, initialCoordinates or initialCoordinates_t with the node's "
+                             f"{n} values (the others default to zeros)")
+        for key in keys:
+            if not getattr(self, key):
                 setattr(self, key, [0.0] * n)
-            elif len(value) != n:
-                raise ValueError(f"{key} has {len(value)} entries, numberOfODE2Coordinates is {n}")
         return self
 
     @property

@@ -147,6 +147,15 @@ def test_node_initial_values_must_have_its_size():
     assert any(p.path.startswith("nodes[0]") and "numberOfODE2Coordinates" in p.message for p in err.value.problems)
 
 
+def test_node_size_comes_with_its_values():
+    """A size without values would let a small document ask for any amount of memory: refused, before allocating."""
+    doc = generic_chain("dense", np.zeros(N))
+    doc["nodes"][0] = {"nodeType": "GenericODE2", "numberOfODE2Coordinates": 10 ** 12}
+    with pytest.raises(ModelInvalid) as err:
+        load_model(doc)
+    assert any(p.path.startswith("nodes[0]") and "initialCoordinates" in p.message for p in err.value.problems)
+
+
 # ------------------------------------------------------------------------------- against Exudyn
 exu = pytest.importorskip("exudyn")
 
