@@ -1,4 +1,5 @@
 """No Docker engine in CI: check that docker-compose.yml parses and wires the services as documented."""
+import tomllib
 from pathlib import Path
 
 import yaml
@@ -18,3 +19,13 @@ def test_compose_has_the_distributed_setup():
     assert "volumes" not in services["worker"]  # results go to PostgreSQL: no shared filesystem
     assert services["worker"]["command"] == ["mbserve", "worker"]
     assert set(spec["volumes"]) == {"pgdata", "redisdata", "results"}
+
+
+def test_the_image_copies_every_package_the_project_installs():
+    """The Dockerfile's `pip install .` packages what it copied: a package left out of a COPY line
+    is missing from the image although pyproject.toml lists it."""
+    root = COMPOSE.parent
+    listed = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]["include"]
+    packages = {pattern.rstrip("*") for pattern in listed}
+    copied = {line.split()[1] for line in (root / "Dockerfile").read_text().splitlines() if line.startswith("COPY ")}
+    assert packages <= copied, packages - copied
