@@ -33,7 +33,11 @@ def _module_docstrings(module: str) -> dict[str, dict[str, str]]:
                     docs[before.target.id] = inspect.cleandoc(stmt.value.value)
             visit(node.body, prefix + node.name + ".")
 
-    visit(ast.parse(inspect.getsource(sys.modules[module])).body, "")
+    try:
+        source = inspect.getsource(sys.modules[module])
+    except (OSError, TypeError):  # no source (as pydantic: then no descriptions)
+        return found
+    visit(ast.parse(source).body, "")
     return found
 
 
