@@ -6,6 +6,13 @@ Python process that imports Exudyn and solves the same model (the floor a user c
 Runs the two commands in turn (A B A B ..., after one warm-up run each) and prints the median wall
 and CPU seconds of each and the median of the pairwise wall ratios. `--exudyn-only` is the other
 command alone: `python bench/cold_start.py --exudyn-only MODEL` solves MODEL once in Exudyn.
+
+`--phases` prints where a cold run's CPU time goes instead (medians of --runs fresh processes, each
+doing what `mbserve run` does, in steps: the libraries, our import, the compiler context, the kernels).
+
+Both commands may write Python's bytecode caches (PYTHONDONTWRITEBYTECODE is dropped for them): an
+installed package has them, as Exudyn's has; without them each run compiled mbserve's ~60 modules
+from source again (~0.1 s CPU).
 """
 from __future__ import annotations
 
@@ -32,15 +39,55 @@ def exudyn_solve(path: str) -> None:
     json.dump({str(i): sensor_data(mbs, i).tolist() for i in range(len(doc.get("sensors", [])))}, sys.stdout)
 
 
+def child_env() -> dict[str, str]:
+    """The measured processes' environment: ours, this checkout on PYTHONPATH, bytecode caches allowed."""
+    return {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, "PYTHONPATH": str(ROOT)}
+
+
 def timed(cmd: list[str]) -> tuple[float, float]:
     """(wall, user + sys CPU seconds) of one run of cmd, output discarded."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True,
-                   env={**os.environ, "PYTHONPATH": str(ROOT)})
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, env=child_env())
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def phases(path: str) -> None:
+    """One cold run's steps in this (fresh) process; prints {step: CPU seconds} as JSON."""
+    out, last = {}, time.process_time()
+
+    def step(name: str) -> None:
+        nonlocal last
+        now = time.process_time()
+        out[name] = now - last
+        last = now
+    import typer  # noqa: F401
+    step("typer")
+    import numpy  # noqa: F401
+    step("numpy")
+    import numba.extending  # noqa: F401
+    step("numba")
+    import pydantic  # noqa: F401
+    step("pydantic")
+    import scipy.linalg  # noqa: F401
+    step("scipy.linalg (also numba's BLAS check)")
+    import multibody
+    from multibody.model import load_model
+    from multibody.solvers import run
+    from store.formats import document_bytes
+    step("import multibody")
+    multibody.ensure_compiled()
+    step("kernel cache check")
+    loaded = load_model(json.loads(Path(path).read_text()))
+    step("load_model")
+    from numba.core.registry import cpu_target
+    cpu_target.target_context.refresh()
+    step("numba's compiler context")
+    document_bytes(run(loaded))
+    step("solve: loading its kernels")
+    print(json.dumps(out))
 
 
 def main() -> None:
@@ -48,9 +95,22 @@ def main() -> None:
     ap.add_argument("--model", default=str(MINI))
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--exudyn-only", metavar="MODEL")
+    ap.add_argument("--phases", action="store_true")
+    ap.add_argument("--phases-only", metavar="MODEL", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.exudyn_only:
         exudyn_solve(args.exudyn_only)
+        return
+    if args.phases_only:
+        phases(args.phases_only)
+        return
+    if args.phases:
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--phases-only", args.model]
+        runs = [json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True, env=child_env()).stdout)
+                for _ in range(args.runs + 1)][1:]  # the first writes the bytecode caches
+        for name in runs[0]:
+            print(f"{name:42s} {statistics.median(r[name] for r in runs):.3f} s CPU")
+        print(f"{'total':42s} {statistics.median(sum(r.values()) for r in runs):.3f} s CPU")
         return
     mbserve = [sys.executable, "-m", "mbserve.cli", "run", args.model, "-o", os.devnull]
     exudyn = [sys.executable, str(Path(__file__).resolve()), "--exudyn-only", args.model]

@@ -31,6 +31,7 @@ from pydantic import (AllowInfNan, BaseModel, ConfigDict, Field, FiniteFloat, St
                       TypeAdapter, field_validator, model_validator)
 
 from . import programs as P
+from .field_docs import add_descriptions
 from .programs import EvaluationError
 
 Level = Literal["Position", "Velocity", "Acceleration"]
@@ -54,7 +55,7 @@ StrictFinite = Annotated[float, Strict(), AllowInfNan(False)]
 
 
 class _Motion(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=add_descriptions)
 
     name: StrictStr | None = None
     """the motion's name, for sensors"""

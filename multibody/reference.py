@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from . import schema as S
 from .api import simulate
 from .convenience import CONVENIENCE_ITEMS
+from .field_docs import field_description
 from .model import CONNECTOR_MARKERS, LOAD_MARKERS, MARKER_BODIES, MARKER_NODES
 from .outputs import OUTPUT_VARIABLES, SENSOR_TARGETS, sensor_output_variables
 from .settings import ALIASES
@@ -156,11 +157,11 @@ def _parameters(cls: type[BaseModel], type_key: str | None) -> list[str]:
     schema = cls.model_json_schema()
     defs = schema.get("$defs", {})
     rows = ["| parameter | type | default | description |", "| --- | --- | --- | --- |"]
-    for name, field in cls.model_fields.items():
+    for name in cls.model_fields:
         if name in (type_key, "visualization"):
             continue
         prop = schema["properties"][name]
-        description = (field.description or "").replace("|", "\\|").replace("\n", " ")
+        description = (field_description(cls, name) or "").replace("|", "\\|").replace("\n", " ")
         rows.append(f"| `{name}` | {_type_text(prop, defs)} | {_default_text(cls, name)} | {description} |")
     return rows
 

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .field_docs import add_descriptions
 from .motions import MotionSpec
 from .values import did_you_mean
 
@@ -42,7 +43,7 @@ IDENTITY3 = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
 
 
 class RotationTranslation(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True, json_schema_extra=add_descriptions)
     rotation: Matrix3 = Field(default_factory=lambda: [r[:] for r in IDENTITY3])
     """3x3 rotation matrix, row by row"""
     translation: Vector3 = Field(default_factory=lambda: [0.0, 0.0, 0.0])
@@ -69,7 +70,7 @@ NAME_RULE = "1 to 128 letters (A-Z, a-z), digits and _ - . : @ ~ +, not '.' or '
 class Item(BaseModel):
     """Common to all items: a name, visualization keys kept aside, no unknown keys, strict types
     (a string is not a number)."""
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True, json_schema_extra=add_descriptions)
     name: str = ""
     """the item's name, to refer to it instead of its index; default: Exudyn's node0, object1, marker2, ...;
     1 to 128 letters (A-Z, a-z), digits and _ - . : @ ~ +, not '.' or '..' (names appear in URLs)"""
@@ -617,7 +618,7 @@ Sensor = Annotated[Union[SensorNode, SensorObject, SensorBody, SensorMarker, Sen
 
 
 class Solve(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=add_descriptions)
     type: Literal["Dynamic", "Static"] = "Dynamic"
     """a time integration (Dynamic) or a static solve with load steps (Static)"""
     solverType: str = "GeneralizedAlpha"
@@ -633,7 +634,8 @@ class Solve(BaseModel):
 
 class ModelDocument(BaseModel):
     """A model: Exudyn item lists, Simbody-style motions, settings and the kind of solve."""
-    model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)
+    # built once the item modules have added their object types (items, rebuild_objects)
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=add_descriptions, defer_build=True)
     name: str = ""
     nodes: list[Node] = Field(default_factory=list)
     objects: list[Object] = Field(default_factory=list)
@@ -678,20 +680,22 @@ ITEM_TYPES = {kind: _members(union) for kind, union in (
     ("motions", MotionSpec))}
 
 
-def add_object_type(cls: type[Item]) -> None:
+def add_object_type(cls: type[Item], rebuild: bool = True) -> None:
     """Accept documents with an object type whose schema class is declared in its item module
-    (items.register); the OpenAPI union follows."""
+    (items.register); the OpenAPI union follows. rebuild=False: not yet (rebuild_objects(), once
+    for several types: each rebuild of the document's schema costs ~10 ms)."""
     ITEM_TYPES["objects"][get_args(cls.model_fields["objectType"].annotation)[0]] = cls
-    _rebuild_objects()
+    if rebuild:
+        rebuild_objects()
 
 
 def remove_object_type(name: str) -> None:
     """Undo add_object_type (a test's own item type)."""
     del ITEM_TYPES["objects"][name]
-    _rebuild_objects()
+    rebuild_objects()
 
 
-def _rebuild_objects() -> None:
+def rebuild_objects() -> None:
     union = Annotated[Union[tuple(ITEM_TYPES["objects"].values())], Field(discriminator="objectType")]
     ModelDocument.model_fields["objects"].annotation = list[union]
     ModelDocument.model_rebuild(force=True)

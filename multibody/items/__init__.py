@@ -31,13 +31,14 @@ OBJECT_TYPES: dict[str, ItemType] = {}  # objectType -> its declaration, in the 
 _version = [0]  # bumped by register: derived tables recompute
 
 
-def register(item: ItemType) -> None:
-    """Add a declaration (the modules of MODULES at import; a test's own item type at its start)."""
+def register(item: ItemType, rebuild_schema: bool = True) -> None:
+    """Add a declaration (the modules of MODULES at import; a test's own item type at its start).
+    rebuild_schema=False: the document's schema is rebuilt later (schema.rebuild_objects)."""
     if item.name in OBJECT_TYPES:
         raise ValueError(f"item type {item.name} is declared twice")
     OBJECT_TYPES[item.name] = item
     if S.ITEM_TYPES["objects"].get(item.name) is not item.schema:  # a schema class of the item's own module
-        S.add_object_type(item.schema)
+        S.add_object_type(item.schema, rebuild=rebuild_schema)
     if item.kernels is not None:
         if item.kernels.data in K.ITEM_KERNELS:
             raise ValueError(f"item type {item.name}: its data class is another type's")
@@ -78,7 +79,8 @@ class Derived(Mapping):
 
 for _module in MODULES:
     for _item in _module.ITEMS:
-        register(_item)
+        register(_item, rebuild_schema=False)
+S.rebuild_objects()
 
 
 def of_role(role: str) -> list[ItemType]:

@@ -11,6 +11,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import schema as S
+from ..field_docs import add_descriptions
 from .declaration import ItemType
 
 GENERIC_ODE2_OUTPUTS = ("Coordinates", "Coordinates_t", "Coordinates_tt", "Force")
@@ -19,7 +20,7 @@ GENERIC_ODE2_OUTPUTS = ("Coordinates", "Coordinates_t", "Coordinates_tt", "Force
 class SparseMatrix(BaseModel):
     """A sparse matrix as Exudyn exports a MatrixContainer set with SetWithSparseMatrix(CSR): its size and
     [row, column, value] triplets (entries at one place add up)."""
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True, json_schema_extra=add_descriptions)
     numberOfRows: Annotated[int, Field(ge=0)]
     """rows of the matrix"""
     numberOfColumns: Annotated[int, Field(ge=0)]
