@@ -140,9 +140,11 @@ class _LoadedModels:
 
 LOADED = _LoadedModels()
 # a batch stores its finished variations once their results reach this many bytes (or after
-# sweep_store_seconds): the store that a waiting single job waits for stays short (~6 ms per
-# 200 kB variation under load on the development machine)
-STORE_BYTES = 1 << 20
+# sweep_store_seconds): it bounds the memory of a batch's unstored results. A waiting single job
+# runs before a store. A store costs about 2 ms per 200 kB variation plus 25 ms under load on the
+# development machine: at 1 MB (every 5 spring_slider variations) it took 5.4-8.0 ms a variation,
+# at 8 MB 3.8-4.0 (stores then come every sweep_store_seconds)
+STORE_BYTES = 8 << 20
 # a batch runs a waiting single job itself only this long after it began: the job may take up to
 # job_time_limit, and the batch's task is stopped 30 s after that (worker.celery_app)
 INLINE_SECONDS = 20.0
@@ -314,6 +316,10 @@ def execute_batch(settings: Settings, sweep_id: str, job_ids: list[str]) -> list
             if k and (time.monotonic() > began + settings.sweep_batch_seconds or not _singles_first(settings, began)):
                 rest = [j.id for j, _ in taken[k:]]
                 break
+            if time.monotonic() - stored_at > settings.sweep_store_seconds or \
+                    sum(a.nbytes for f in done if f.results for a in f.results.arrays) >= STORE_BYTES:
+                store(durable=False)  # after the single jobs waiting: they do not wait for it
+                stored_at = time.monotonic()
             if job.id not in watch.held:  # canceled since the claim
                 outcome[job.id] = "abandoned"
                 continue
@@ -327,10 +333,6 @@ def execute_batch(settings: Settings, sweep_id: str, job_ids: list[str]) -> list
                 continue
             done.append(sweeps.Finished(job.id, *ran, started_at=started, finished_at=utcnow(),
                                         progress=watch.progress))
-            if time.monotonic() - stored_at > settings.sweep_store_seconds or \
-                    sum(a.nbytes for f in done if f.results for a in f.results.arrays) >= STORE_BYTES:
-                store(durable=False)
-                stored_at = time.monotonic()
         store(durable=True, rest=rest)  # the batch's last commit: the log up to it on disk
         outcome.update(dict.fromkeys(rest, "deferred"))
     finally:
