@@ -26,6 +26,7 @@ from typing import Callable
 from numba.core.dispatcher import Dispatcher
 
 from .api import simulate
+from .model import load_model
 from .programs import warm_up as warm_up_programs
 from .solvers.linear import DENSE_LU_MAX_UNKNOWNS
 
@@ -122,6 +123,20 @@ def _spring_chain(n: int) -> dict:
             "solve": {"type": "Static"}}
 
 
+def _data_coordinate_kernels(doc: dict) -> None:
+    """The kernels of the types with data coordinates run from Python, as the static solve of the warm-up model
+    runs the other types' (the static solver refuses these): forces, Newton matrix and post-Newton step."""
+    from .system import System
+    system = System(load_model(doc))
+    kin = system.kinematics(0.0, system.q_init, system.v_init)
+    for group in {id(g): g for g, _ in system.object_group.values()}.values():
+        kernels = getattr(group, "KERNELS", None)
+        if kernels is not None and kernels.post_newton is not None:
+            group.generalized(kin)
+            group.jacobian_values(kin)
+            kernels.post_newton(group.data, kin.arrays())
+
+
 def warm_up() -> None:
     """Load (or compile) the core's compiled kernels now, so a process's first job does not pay it."""
     simulate(WARM_UP_MODEL)  # the compiled step loop
@@ -130,6 +145,7 @@ def warm_up() -> None:
     simulate(_spring_chain(1 + DENSE_LU_MAX_UNKNOWNS // 13))  # and its sparse LU
     simulate(WARM_UP_MOTION)
     simulate(WARM_UP_PENALTY)
+    _data_coordinate_kernels(WARM_UP_PENALTY)
     for solver in ("RK44", "DOPRI5"):  # fixed and adaptive steps
         simulate({**WARM_UP_EXPLICIT, "solve": {"type": "Dynamic", "solverType": solver}})
     warm_up_programs()  # expressions: the program evaluator

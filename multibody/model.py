@@ -338,6 +338,12 @@ class _Checker:
                 self.refs[("objects", i, "markerNumbers")] = ms
                 if None not in ms and self.marker_frame(ms[0]) == self.marker_frame(ms[1]):
                     self.problem("objects", i, ".markerNumbers", "both markers are on the same body or node")
+                for k in (0, 1):
+                    rm = getattr(obj, f"rotationMarker{k}", None)
+                    if rm is not None and rm != S.IDENTITY3:
+                        self.warnings.append({"code": "DeprecationWarning", "item": self.names["objects"][i],
+                                              "message": f"rotationMarker{k} is deprecated (since Exudyn 1.12.244); "
+                                                         f"give the rotation to marker {k} as its localHT"})
             if t in DATA_COORDINATES:
                 size = DATA_COORDINATES[t]
                 node = self.lookup("objects", i, ".nodeNumber", "nodes", obj.nodeNumber, {"GenericData"},
@@ -351,12 +357,6 @@ class _Checker:
                                  f"[{self.data_nodes[node]}]'s: each connector needs its own")
                 elif node is not None:
                     self.data_nodes[node] = i
-                for k in (0, 1):
-                    rm = getattr(obj, f"rotationMarker{k}", None)
-                    if rm is not None and rm != S.IDENTITY3:
-                        self.warnings.append({"code": "DeprecationWarning", "item": self.names["objects"][i],
-                                              "message": f"rotationMarker{k} is deprecated (since Exudyn 1.12.244); "
-                                                         f"give the rotation to marker {k} as its localHT"})
 
     def marker_frame(self, m: int) -> tuple:
         """What a marker is attached to, to detect connectors between a body and itself."""
