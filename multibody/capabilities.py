@@ -2,7 +2,7 @@
 below the model layer (they import no solver)."""
 from __future__ import annotations
 
-from .items import EXPLICIT_RULES
+from .items import DATA_COORDINATES, EXPLICIT_RULES
 from .items.bodies import off_center
 from .solvers.tableaus import TABLEAUS
 from .values import Problem
@@ -19,6 +19,24 @@ def lie_group_problems(doc, settings: dict, names: dict) -> list[Problem]:
         return [Problem("simulationSettings.timeIntegration.generalizedAlpha.lieGroupSimplifiedKinematicRelations",
                         f"the Lie group nodes ({', '.join(lie)}) are integrated with Exudyn's default relations only "
                         "(lieGroupSimplifiedKinematicRelations = false)")]
+    return []
+
+
+def data_coordinate_problems(doc, settings: dict, names: dict) -> list[Problem]:
+    """Connectors with data coordinates (a discontinuous iteration) run in the implicit dynamic solvers only: the
+    static and explicit solvers refuse them (the compiled step loop of alpha_kernel runs the iteration)."""
+    items = [names["objects"][i] for i, o in enumerate(doc.objects) if o.objectType in DATA_COORDINATES]
+    if not items:
+        return []
+    if doc.solve.type != "Dynamic" or doc.solve.solverType in TABLEAUS:
+        where = "solve.type" if doc.solve.type != "Dynamic" else "solve.solverType"
+        solver = doc.solve.type if doc.solve.type != "Dynamic" else doc.solve.solverType
+        return [Problem(where, f"{', '.join(items)}: their discontinuous iteration (contact and friction data "
+                        f"coordinates) runs in the implicit dynamic solvers (GeneralizedAlpha, TrapezoidalIndex2) "
+                        f"only, not in {solver}")]
+    if settings["timeIntegration"]["discontinuous"]["maxIterations"] < 1:
+        return [Problem("simulationSettings.timeIntegration.discontinuous.maxIterations",
+                        f"must be at least 1 with {', '.join(items)} (0 would skip their steps' Newton solves)")]
     return []
 
 

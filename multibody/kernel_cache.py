@@ -26,6 +26,7 @@ from typing import Callable
 from numba.core.dispatcher import Dispatcher
 
 from .api import simulate
+from .model import load_model
 from .programs import warm_up as warm_up_programs
 from .solvers.linear import DENSE_LU_MAX_UNKNOWNS
 
@@ -81,6 +82,21 @@ WARM_UP_MOTION = {  # the same with a velocity-level motion on the slider: the p
                 {"sensorType": "Object", "objectNumber": 2, "outputVariableType": "ForceLocal"}],
 }
 
+WARM_UP_PENALTY = {  # a disc on a plane by a penalty contact with friction: the discontinuous iteration
+    "nodes": [{"nodeType": "RigidBodyEP", "referenceCoordinates": [0, 0, 0.49, 1, 0, 0, 0],
+               "initialVelocities": [0, 1, 0, 0, -1, 0, 0]},
+              {"nodeType": "GenericData", "numberOfDataCoordinates": 3}],
+    "objects": [{"objectType": "Ground"},
+                {"objectType": "RigidBody", "nodeNumber": 0, "mass": 1.0, "inertia": [0.125, 0.0625, 0.0625, 0, 0, 0]},
+                {"objectType": "ConnectorRollingDiscPenalty", "markerNumbers": [0, 1], "nodeNumber": 1,
+                 "discRadius": 0.5, "contactStiffness": 1e4, "contactDamping": 10.0, "dryFriction": [0.5, 0.5],
+                 "dryFrictionProportionalZone": 0.01, "rollingViscousFriction": 0.01}],
+    "markers": [{"markerType": "BodyRigid", "bodyNumber": 0}, {"markerType": "BodyRigid", "bodyNumber": 1}],
+    "loads": [{"loadType": "ForceVector", "markerNumber": 1, "loadVector": [0, 0, -9.81]}],
+    "sensors": [{"sensorType": "Object", "objectNumber": 2, "outputVariableType": "ForceLocal"}],
+    "simulationSettings": {"timeIntegration": {"endTime": 0.01, "numberOfSteps": 2}},
+}
+
 WARM_UP_EXPLICIT = {  # a mass point on a Cartesian spring: the explicit solvers' compiled loop
     "nodes": [{"nodeType": "Point", "initialCoordinates": [0.1, 0, 0]}],
     "objects": [{"objectType": "Ground"}, {"objectType": "MassPoint", "nodeNumber": 0, "mass": 0.5},
@@ -107,6 +123,20 @@ def _spring_chain(n: int) -> dict:
             "solve": {"type": "Static"}}
 
 
+def _data_coordinate_kernels(doc: dict) -> None:
+    """The kernels of the types with data coordinates run from Python, as the static solve of the warm-up model
+    runs the other types' (the static solver refuses these): forces, Newton matrix and post-Newton step."""
+    from .system import System
+    system = System(load_model(doc))
+    kin = system.kinematics(0.0, system.q_init, system.v_init)
+    for group in {id(g): g for g, _ in system.object_group.values()}.values():
+        kernels = getattr(group, "KERNELS", None)
+        if kernels is not None and kernels.post_newton is not None:
+            group.generalized(kin)
+            group.jacobian_values(kin)
+            kernels.post_newton(group.data, kin.arrays())
+
+
 def warm_up() -> None:
     """Load (or compile) the core's compiled kernels now, so a process's first job does not pay it."""
     simulate(WARM_UP_MODEL)  # the compiled step loop
@@ -114,6 +144,8 @@ def warm_up() -> None:
     simulate({**WARM_UP_MODEL, "solve": {"type": "Static"}})
     simulate(_spring_chain(1 + DENSE_LU_MAX_UNKNOWNS // 13))  # and its sparse LU
     simulate(WARM_UP_MOTION)
+    simulate(WARM_UP_PENALTY)
+    _data_coordinate_kernels(WARM_UP_PENALTY)
     for solver in ("RK44", "DOPRI5"):  # fixed and adaptive steps
         simulate({**WARM_UP_EXPLICIT, "solve": {"type": "Dynamic", "solverType": solver}})
     warm_up_programs()  # expressions: the program evaluator

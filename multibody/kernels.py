@@ -270,10 +270,15 @@ class ItemKernels(NamedTuple):
         constraint: evaluate(data, kin, velocity_level, g (n,R), C (n,R,ncols)) writes the rows (index 2:
             their time derivatives, or at every index for velocity-level rows) and C = ∂g/∂q over cols.
         force: evaluate(data, kin, F (n,ncols)) writes the applied generalized forces (right-hand side)
-            on cols; jacobians(data, kin, dq, dv (n,ncols,ncols)) their derivatives ∂F/∂q, ∂F/∂v."""
+            on cols; jacobians(data, kin, dq, dv (n,ncols,ncols)) their derivatives ∂F/∂q, ∂F/∂v.
+    A force type with data coordinates (Exudyn's NodeGenericData, fixed during Newton) has them in its data as
+    `dc` (n, k) and `dc_start` (their values at the step's start), and post_newton(data, kin) -> float: after a
+    converged Newton at kin, sets dc and returns its items' largest discontinuous error (alpha_kernel.run_steps
+    repeats the step's Newton while that exceeds the tolerance)."""
     data: type
     evaluate: object
     jacobians: object = None
+    post_newton: object = None
 
 
 ITEM_KERNELS: dict[type, ItemKernels] = {}  # data class -> its type's kernels (filled by items.register)
@@ -318,6 +323,74 @@ def _item_force_jacobians_typed(data, kin, dq, dv):
     kernel = _kernel_of(data, "jacobians")
     if kernel is not None:
         return lambda data, kin, dq, dv: kernel(data, kin, dq, dv)
+
+
+def _item_post_newton(data, kin):
+    """A compiled force type's post-Newton step (ItemKernels.post_newton; 0.0 for a type without)."""
+
+
+def _item_keep_data(data, restore):
+    """A compiled force type's data coordinates: saved at the step's start, or restored (restore)."""
+
+
+@overload(_item_post_newton, **_OVERLOAD)
+def _item_post_newton_typed(data, kin):
+    kernel = _kernel_of(data, "post_newton")
+    if kernel is None:
+        return lambda data, kin: 0.0
+    return lambda data, kin: kernel(data, kin)
+
+
+@overload(_item_keep_data, **_OVERLOAD)
+def _item_keep_data_typed(data, restore):
+    if _kernel_of(data, "post_newton") is None:
+        return lambda data, restore: None
+
+    def impl(data, restore):
+        if restore:
+            data.dc[:] = data.dc_start
+        else:
+            data.dc_start[:] = data.dc
+    return impl
+
+
+def compiled_post_newton(forces, kin):
+    """The largest discontinuous error of the compiled force types' post-Newton steps (their data coordinates
+    set from kin), 0.0 without such types."""
+
+
+def compiled_keep_data(forces, restore):
+    """Save (at a step's start) or restore (after a failed step) every compiled force type's data coordinates."""
+
+
+def compiled_data_items(forces):
+    """The number of items with data coordinates (0: no discontinuous iteration)."""
+
+
+@overload(compiled_post_newton, **_OVERLOAD)
+def _compiled_post_newton(forces, kin):
+    if len(forces) == 0:
+        return lambda forces, kin: 0.0
+    return lambda forces, kin: max(_item_post_newton(forces[0], kin), compiled_post_newton(forces[1:], kin))
+
+
+@overload(compiled_keep_data, **_OVERLOAD)
+def _compiled_keep_data(forces, restore):
+    if len(forces) == 0:
+        return lambda forces, restore: None
+
+    def impl(forces, restore):
+        _item_keep_data(forces[0], restore)
+        compiled_keep_data(forces[1:], restore)
+    return impl
+
+
+@overload(compiled_data_items, **_OVERLOAD)
+def _compiled_data_items(forces):
+    if len(forces) == 0:
+        return lambda forces: 0
+    n = 0 if _kernel_of(forces[0], "post_newton") is None else 1
+    return lambda forces: n * forces[0].cols.shape[0] + compiled_data_items(forces[1:])
 
 
 def compiled_forces(forces, kin, f):

@@ -16,9 +16,9 @@ from pydantic import ValidationError
 from . import programs as P
 from . import schema as S
 from . import settings as settings_mod
-from .capabilities import SUPPORTED_DYNAMIC, explicit_solver_problems, lie_group_problems
+from .capabilities import SUPPORTED_DYNAMIC, data_coordinate_problems, explicit_solver_problems, lie_group_problems
 from .convenience import expand_convenience
-from .items import BODY_NODES, CONNECTOR_MARKERS, MARKER_BODIES, MOTION_JOINTS
+from .items import BODY_NODES, CONNECTOR_MARKERS, DATA_COORDINATES, MARKER_BODIES, MOTION_JOINTS
 from .items import generic_ode2
 from .items.declaration import COORDINATE_MARKERS, POSITION_MARKERS, RIGID_MARKERS
 from .limits import json_shape
@@ -229,6 +229,7 @@ class _Checker:
         if self.complete:
             self.problems += explicit_solver_problems(self.doc, settings, self.names, self.refs)
             self.problems += lie_group_problems(self.doc, settings, self.names)
+            self.problems += data_coordinate_problems(self.doc, settings, self.names)
         loaded = LoadedModel(document=self.doc, settings=settings, names=self.names, refs=self.refs,
                              motions=motions, user_functions=user_functions, warnings=self.warnings)
         self.problems += check_sensor_outputs(loaded)
@@ -327,6 +328,7 @@ class _Checker:
                     self.problem("objects", i, ".mass", f"must be positive, got {obj.mass}")
 
     def resolve_connectors(self) -> None:
+        self.data_nodes: dict[int, int] = {}  # a GenericData node -> the connector whose data it holds
         for i, obj in self.items("objects"):
             t = obj.objectType
             if t in CONNECTOR_MARKERS:
@@ -342,6 +344,19 @@ class _Checker:
                         self.warnings.append({"code": "DeprecationWarning", "item": self.names["objects"][i],
                                               "message": f"rotationMarker{k} is deprecated (since Exudyn 1.12.244); "
                                                          f"give the rotation to marker {k} as its localHT"})
+            if t in DATA_COORDINATES:
+                size = DATA_COORDINATES[t]
+                node = self.lookup("objects", i, ".nodeNumber", "nodes", obj.nodeNumber, {"GenericData"},
+                                   f"a GenericData node of {size} data coordinates")
+                self.refs[("objects", i, "nodeNumber")] = node
+                if node is not None and self.doc.nodes[node].numberOfDataCoordinates != size:
+                    self.problem("objects", i, ".nodeNumber", f"its GenericData node has "
+                                 f"{self.doc.nodes[node].numberOfDataCoordinates} data coordinates; a {t} needs {size}")
+                elif node is not None and node in self.data_nodes:
+                    self.problem("objects", i, ".nodeNumber", f"its GenericData node is also objects"
+                                 f"[{self.data_nodes[node]}]'s: each connector needs its own")
+                elif node is not None:
+                    self.data_nodes[node] = i
 
     def marker_frame(self, m: int) -> tuple:
         """What a marker is attached to, to detect connectors between a body and itself."""

@@ -60,7 +60,7 @@ OUTPUT_VARIABLES: dict[str, dict[str, tuple[str, ...]]] = {  # list -> item type
               "RigidBodyRotVecLG": ROTVEC_NODE_OUTPUTS, "Point": POINT_NODE_OUTPUTS,
               "PointGround": POINT_GROUND_OUTPUTS,
               "RigidBody2D": NODE_2D_OUTPUTS, "Point2D": POINT_2D_NODE_OUTPUTS,
-              "GenericODE2": ("Coordinates", "Coordinates_t", "Coordinates_tt")},
+              "GenericODE2": ("Coordinates", "Coordinates_t", "Coordinates_tt"), "GenericData": ()},
     "objects": OBJECT_OUTPUTS,
     "markers": {"BodyRigid": RIGID_MARKER_OUTPUTS, "NodeRigid": RIGID_MARKER_OUTPUTS,
                 "BodyPosition": POSITION_MARKER_OUTPUTS, "NodePosition": POSITION_MARKER_OUTPUTS,

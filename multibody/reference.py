@@ -40,7 +40,9 @@ def _zoo() -> dict:
              {"nodeType": "RigidBodyEP", "referenceCoordinates": [5, 0, 0.5, 1, 0, 0, 0]},
              {"nodeType": "RigidBodyRxyz", "referenceCoordinates": [6, 0, 0, 0, 0, 0]},
              {"nodeType": "RigidBodyRotVecLG", "referenceCoordinates": [7, 0, 0, 0, 0, 0]},
-             {"nodeType": "GenericODE2", "numberOfODE2Coordinates": 2, "initialCoordinates": [0.1, 0]}]
+             {"nodeType": "GenericODE2", "numberOfODE2Coordinates": 2, "initialCoordinates": [0.1, 0]},
+             {"nodeType": "GenericData", "numberOfDataCoordinates": 3},
+             {"nodeType": "RigidBodyEP", "referenceCoordinates": [8, 0, 0.49, 1, 0, 0, 0]}]
     objects = [{"objectType": "Ground"}, body(0), body(1), body(2), body(3),
                {"objectType": "MassPoint", "nodeNumber": 4, "mass": 1.0},
                {"objectType": "JointPrismaticX", "markerNumbers": [0, 1]},
@@ -69,7 +71,9 @@ def _zoo() -> dict:
                body(11), {"objectType": "JointSpherical", "markerNumbers": [0, 21]},
                {"objectType": "GenericODE2", "nodeNumbers": [12], "massMatrix": [[1.0, 0.0], [0.0, 1.0]],
                 "stiffnessMatrix": {"numberOfRows": 2, "numberOfColumns": 2, "triplets": [[0, 0, 10.0], [1, 1, 10.0]]},
-                "forceVector": [0.0, 1.0]}]
+                "forceVector": [0.0, 1.0]},
+               body(14), {"objectType": "ConnectorRollingDiscPenalty", "markerNumbers": [0, 22], "nodeNumber": 13,
+                          "discRadius": 0.5, "contactStiffness": 1e3, "dryFriction": [0.5, 0.5]}]
     markers = [rigid(0), rigid(1), rigid(2), rigid(3), rigid(4),
                {"markerType": "BodyPosition", "bodyNumber": 0, "localPosition": [0, 0, 0]},
                {"markerType": "BodyPosition", "bodyNumber": 5},
@@ -82,7 +86,7 @@ def _zoo() -> dict:
                {"markerType": "NodePosition", "nodeNumber": 4},
                {"markerType": "BodyPosition", "bodyNumber": 0, "localPosition": [0, -1, 0]},
                {"markerType": "BodyPosition", "bodyNumber": 14}, rigid(14), rigid(15),
-               {"markerType": "BodyPosition", "bodyNumber": 18}, rigid(23), rigid(25), rigid(27)]
+               {"markerType": "BodyPosition", "bodyNumber": 18}, rigid(23), rigid(25), rigid(27), rigid(30)]
     loads = [{"loadType": "ForceVector", "markerNumber": 6, "loadVector": [0, 1, 0]},
              {"loadType": "TorqueVector", "markerNumber": 2, "loadVector": [0, 0, 1]},
              {"loadType": "MassProportional", "markerNumber": 11, "loadVector": [1, 0, 0]},

@@ -223,8 +223,31 @@ class NodeGenericODE2(Item):
         return self.initialCoordinates_t
 
 
+MAX_DATA_COORDINATES = 1000  # a NodeGenericData's; the connectors that use one take 3
+
+
+class NodeGenericData(Item):
+    """Data coordinates of a connector with a discontinuous iteration (ConnectorRollingDiscPenalty): set after
+    each Newton solve, fixed during it; no ODE2 coordinates."""
+    nodeType: Literal["GenericData"]
+    numberOfDataCoordinates: Annotated[int, Field(ge=0, le=MAX_DATA_COORDINATES)] = 0
+    """n, the number of data coordinates"""
+    initialCoordinates: list[FiniteFloat] = Field(default_factory=list)
+    """n values at startTime (default zeros)"""
+
+    @model_validator(mode="after")
+    def size(self):
+        n = self.numberOfDataCoordinates
+        if not self.initialCoordinates:
+            self.initialCoordinates = [0.0] * n
+        elif len(self.initialCoordinates) != n:
+            raise ValueError(f"initialCoordinates has {len(self.initialCoordinates)} entries, "
+                             f"numberOfDataCoordinates is {n}")
+        return self
+
+
 NODE_COORDINATES = {"RigidBodyEP": 7, "RigidBodyRxyz": 6, "RigidBodyRotVecLG": 6, "RigidBody2D": 3, "Point": 3,
-                    "PointGround": 0, "Point2D": 2}  # ODE2 coordinates of the node types with a fixed number
+                    "PointGround": 0, "Point2D": 2, "GenericData": 0}  # ODE2 coordinates of the node types with a fixed number
 
 
 def node_coordinates(node) -> int:
@@ -233,7 +256,7 @@ def node_coordinates(node) -> int:
 
 
 Node = Annotated[Union[NodeRigidBodyEP, NodeRigidBodyRxyz, NodeRigidBodyRotVecLG, NodePoint, NodePointGround,
-                       NodeRigidBody2D, NodePoint2D, NodeGenericODE2], Field(discriminator="nodeType")]
+                       NodeRigidBody2D, NodePoint2D, NodeGenericODE2, NodeGenericData], Field(discriminator="nodeType")]
 
 
 # ---------------------------------------------------------------------------------- objects

@@ -77,7 +77,7 @@ class System:
         self.f_rotation = np.full(nF, K.NO_ROTATION3, dtype=np.int64)
         for i, node in enumerate(doc.nodes):
             n = self.node_ncoords[i]
-            if node.nodeType == "GenericODE2":  # coordinates only: a frame fixed at the origin, no columns
+            if node.nodeType in ("GenericODE2", "GenericData"):  # no frame: one fixed at the origin, no columns
                 continue
             if node.nodeType == "RigidBody2D":  # x, y, -, φ: the frame's translation and rotation columns
                 self.f_is_2d[i] = True

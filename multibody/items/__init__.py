@@ -18,13 +18,13 @@ from .. import kernels as K
 from .. import schema as S
 from . import (bodies, connector_distance, connector_gravity, coordinate_connectors, generic_ode2, joint_generic,
                joint_prismatic_2d, joint_prismatic_x, joint_revolute_2d, joint_revolute_z, joint_rolling_disc,
-               rigid_body_spring_damper, spring_damper, torsional_spring_damper)
+               rigid_body_spring_damper, rolling_disc_penalty, spring_damper, torsional_spring_damper)
 from .declaration import MARKER_KINDS, ItemType
 
 # the order is that of the compiled model: λ indices, and the sums of forces
 MODULES = [bodies, joint_prismatic_x, joint_revolute_z, joint_generic, joint_revolute_2d, joint_prismatic_2d,
            spring_damper, coordinate_connectors, torsional_spring_damper, connector_distance,
-           rigid_body_spring_damper, joint_rolling_disc, generic_ode2, connector_gravity]
+           rigid_body_spring_damper, joint_rolling_disc, generic_ode2, connector_gravity, rolling_disc_penalty]
 OBJECT_TYPES: dict[str, ItemType] = {}  # objectType -> its declaration, in the order of MODULES
 
 
@@ -108,6 +108,8 @@ OBJECT_OUTPUTS = Derived(lambda: {t.name: t.outputs for role in ("body", "constr
                                   for t in of_role(role)})  # output variables
 BODY_NODES = _by_name(lambda t: t.nodes, lambda t: t.role == "body")  # body type -> its node types
 EXPLICIT_RULES = _by_name(lambda t: t.explicit, lambda t: t.connector)  # connector -> declaration.EXPLICIT
+# connector -> the number of data coordinates of its NodeGenericData (types with a discontinuous iteration)
+DATA_COORDINATES = _by_name(lambda t: t.data_coordinates, lambda t: t.data_coordinates > 0)
 EXUDYN_MULTIPLIERS = _by_name(lambda t: t.exudyn_multipliers, lambda t: t.exudyn_multipliers is not None)
 # body marker type -> the body types it may sit on
 MARKER_BODIES = Derived(lambda: {m: {t.name for t in of_role("body") if m in t.body_markers}

@@ -42,6 +42,7 @@ class ItemType:
     motion_coordinate: str | None = None  # joint with one free coordinate: one of MOTION_COORDINATES
     exudyn_multipliers: int | None = None  # Exudyn's multipliers per item where we carry fewer (solution files)
     kernels: ItemKernels | None = None  # a type with kernels of its own: its group is an items.compiled group
+    data_coordinates: int = 0  # force: the size of the NodeGenericData at its nodeNumber (kernels' post_newton)
 
     @property
     def name(self) -> str:
@@ -76,6 +77,8 @@ class ItemType:
                 out.append("its group is no items.compiled group with these KERNELS")
             if self.role == "force" and self.kernels.jacobians is None:
                 out.append("a force type's kernels need jacobians")
+        if self.data_coordinates and (self.role != "force" or self.kernels is None or self.kernels.post_newton is None):
+            out.append("data coordinates need a force type's kernels with post_newton")
         if self.motion_coordinate is not None and (self.role != "constraint"
                                                    or self.motion_coordinate not in MOTION_COORDINATES):
             out.append(f"motion_coordinate {self.motion_coordinate!r}: a constraint's one of {MOTION_COORDINATES}")

@@ -22,7 +22,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ..kernels import (CONVERGED, GIVE_UP, LU_DONE, LU_REPIVOT, LU_SINGULAR, RESTART, Entries, add_entry, borrowed,
-                       compiled_matrix, eval_program, jit, jit_inline, kinematics, lie_group_prediction,
+                       compiled_data_items, compiled_keep_data, compiled_matrix, compiled_post_newton, eval_program,
+                       jit, jit_inline, kinematics, lie_group_prediction,
                        lu_solve_csc_into, motion_rows,
                        newton_rules, newton_update, residual, rigid_mass_matrices,
                        rigid_quadratic_velocity_jacobians, sparse_lu_refactor, spring_jacobians, work)
@@ -476,7 +477,11 @@ def run_steps(model, kin, w, scratch, method, newton, max_it, timing, q, v, a, a
     (fstate[FAIL_H] likewise: the step starts again after CompiledLoop.setup).
     Adaptive steps: a failed Newton divides the step by `decrease` down to `min_step`; after
     `recovery_steps` steps of at most `recovery_its` iterations it grows by `increase` up to the
-    nominal step. Sensor rows are written when t reaches the next write time, and at the end.
+    nominal step. Items with data coordinates (kernels.ItemKernels.post_newton) get Exudyn's discontinuous
+    iteration: after a converged Newton their post-Newton step sets the data; while its error exceeds the
+    tolerance, Newton solves the step again from its start with the new data, at most `disc_max` times (then
+    the step is kept, or with `disc_ignore` false fails as a failed Newton does); a failed step restores the
+    data of its start. Its extra Newton solves count in the recovery rule's iterations, as Exudyn's. Sensor rows are written when t reaches the next write time, and at the end.
     Written sensor rows go to rows[istate[ROWS]] = [t, q, v, q̈, λ]. The Newton matrix's LU stays
     in `fact` across calls: modified Newton reuses it. kin, w (kernels.work) and scratch (7 vectors:
     q, v, q̈ and λ of the Newton iterate, the predictor's â, the right-hand side, column maxima) are
@@ -484,9 +489,11 @@ def run_steps(model, kin, w, scratch, method, newton, max_it, timing, q, v, a, a
     model, kin, w, scratch, fact = borrowed(model), borrowed(kin), borrowed(w), borrowed(scratch), borrowed(fact)
     q, v, a, abar, lam, fstate, istate, rows = borrowed((q, v, a, abar, lam, fstate, istate, rows))
     t0, t_end, steps, h_nominal, adaptive, decrease, increase, min_step, recovery_its, recovery_steps, \
-        period = timing
+        period, disc_tol, disc_max, disc_ignore = timing
     qn, vn, an, lam_n, ahat, rhs, colmax = scratch
     n2 = q.shape[0]
+    discontinuous = compiled_data_items(model.x_forces) > 0
+    abar_start = np.empty(n2 if discontinuous else 0)  # the step's start: Newton begins there again
     done_here = 0
     end_tol = 1e-10 * max(1.0, abs(t_end))
     while (t_end - fstate[T] > end_tol) if adaptive else istate[STEP_INDEX] < steps:
@@ -494,8 +501,28 @@ def run_steps(model, kin, w, scratch, method, newton, max_it, timing, q, v, a, a
             return PAUSED
         t, h = fstate[T], fstate[H]
         hh = h if not adaptive else (min(h, t_end - t) if t + h > t_end else h)
-        status, its = _newton(t + hh, hh, q, v, a, abar, qn, vn, an, lam_n, ahat, rhs, method, newton, max_it,
-                              model, kin, w, fact, colmax, istate)
+        if discontinuous:
+            abar_start[:] = abar
+            compiled_keep_data(model.x_forces, False)
+        disc_its = 0
+        while True:
+            status, its = _newton(t + hh, hh, q, v, a, abar, qn, vn, an, lam_n, ahat, rhs, method, newton, max_it,
+                                  model, kin, w, fact, colmax, istate)
+            if status != 1 or not discontinuous:
+                break
+            disc_its += 1  # kin is the converged state's (_newton's last residual)
+            if compiled_post_newton(model.x_forces, kin) <= disc_tol:
+                break
+            if disc_its >= disc_max:
+                if disc_ignore == 0.0:
+                    status = 0
+                break
+            abar[:] = abar_start
+        if discontinuous and status != 1:
+            abar[:] = abar_start
+            compiled_keep_data(model.x_forces, True)
+        if disc_its > 1:
+            its += disc_its - 1
         if status < 0:
             fstate[FAIL_H] = hh
             return SINGULAR if status == -1 else LINEAR_SETUP if status == -2 else UNDEFINED_LAW

@@ -57,9 +57,11 @@ class CompiledLoop:
                                 method.index2], float)
         self.newton, self.max_iterations = newton_parameters(nt), int(nt["maxIterations"])
         t0, t_end, steps = float(ti["startTime"]), float(ti["endTime"]), int(round(ti["numberOfSteps"]))
+        disc = ti["discontinuous"]
         self.timing = np.array([t0, t_end, steps, (t_end - t0) / steps, ti["adaptiveStep"], ti["adaptiveStepDecrease"],
                                 ti["adaptiveStepIncrease"], ti["minimumStepSize"],
-                                ti["adaptiveStepRecoveryIterations"], ti["adaptiveStepRecoverySteps"], 0.0], float)
+                                ti["adaptiveStepRecoveryIterations"], ti["adaptiveStepRecoverySteps"], 0.0,
+                                disc["iterationTolerance"], disc["maxIterations"], disc["ignoreMaxIterations"]], float)
         # run_steps' state (alpha_kernel.T..., STEP_INDEX...): time, step size, next write time, failed step
         self.fstate = np.array([t0, (t_end - t0) / steps, t0, 0.0])
         self.istate = np.array([0, 0, 0, 0, 0, 1, 0], np.int64)
