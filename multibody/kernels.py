@@ -16,7 +16,9 @@ import numba
 import numpy as np
 from numba import types
 from numba.core import cgutils
+from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic, overload
+from numba.np.arrayobj import populate_array
 
 from .programs import eval_program, motion_residual
 
@@ -26,7 +28,6 @@ jit = numba.njit(cache=True, nogil=True, boundscheck=False, error_model="numpy")
 # array of its tuple arguments (~100 atomic operations per call), which cost far more than a
 # small model's arithmetic; inlined into their caller they cost nothing.
 jit_inline = numba.njit(cache=True, nogil=True, boundscheck=False, error_model="numpy", inline="always")
-
 
 
 def _without_meminfo(context, builder, ty, value):
@@ -51,6 +52,38 @@ def borrowed(typingctx, value):
     def codegen(context, builder, signature, args):
         return _without_meminfo(context, builder, signature.args[0], args[0])
     return value(value), codegen
+
+
+def _row_axis_type(ty):
+    if isinstance(ty, types.Array):
+        return ty.copy(ndim=ty.ndim + 1, layout="C" if ty.layout == "C" else "A")
+    return types.NamedTuple([_row_axis_type(t) for t in ty], ty.instance_class)
+
+
+def _with_row_axis(context, builder, ty, rty, value):
+    if isinstance(ty, types.Array):
+        src, dst = context.make_array(ty)(context, builder, value), context.make_array(rty)(context, builder)
+        one = context.get_constant(types.intp, 1)
+        shape, strides = cgutils.unpack_tuple(builder, src.shape), cgutils.unpack_tuple(builder, src.strides)
+        populate_array(dst, data=src.data, shape=cgutils.pack_array(builder, [one] + shape),
+                       strides=cgutils.pack_array(builder, [builder.mul(src.nitems, src.itemsize)] + strides),
+                       itemsize=src.itemsize, meminfo=src.meminfo, parent=src.parent)
+        return dst._getvalue()
+    out = cgutils.get_null_value(context.get_value_type(rty))
+    for i, (t, rt) in enumerate(zip(ty, rty)):
+        out = builder.insert_value(out, _with_row_axis(context, builder, t, rt, builder.extract_value(value, i)), i)
+    return out
+
+
+@intrinsic
+def with_row_axis(typingctx, value):
+    """`value` (an array, or a NamedTuple of arrays) as views with a leading axis of length 1, without a copy or a
+    check: one state for the kernels written for many rows (kinematics_of_rows)."""
+    def codegen(context, builder, signature, args):
+        result = _with_row_axis(context, builder, signature.args[0], signature.return_type, args[0])
+        return impl_ret_borrowed(context, builder, signature.return_type, result)
+    return _row_axis_type(value)(value), codegen
+
 
 NO_ROTATION3, TAIT_BRYAN, ROTATION_VECTOR = 0, 1, 2  # Model.f_rotation
 
@@ -520,62 +553,67 @@ def _compiled_constraint_matrix(E, constraints, kin, n2, level_factor, velocity_
     return impl
 
 
-@jit
-def _ep_frame(th, A, G, Gb):
+# The frame helpers write A, G, Ḡ of row r, frame f of (R, nF, 3, 3|4) arrays by index: a view per frame costs
+# two atomic reference counts (numba's), more than the arithmetic.
+@jit_inline
+def _ep_frame(t0, t1, t2, t3, A, G, Gb, r, f):
     """A(θ) (rotations.ep_rotation), G = 2[-θv | θ0 I + θ̃v] and Ḡ = 2[-θv | θ0 I - θ̃v]."""
-    t0, t1, t2, t3 = th[0], th[1], th[2], th[3]
-    A[0, 0] = 1 - 2 * (t2 * t2 + t3 * t3)
-    A[1, 1] = 1 - 2 * (t1 * t1 + t3 * t3)
-    A[2, 2] = 1 - 2 * (t1 * t1 + t2 * t2)
-    A[0, 1] = 2 * (t1 * t2 - t0 * t3)
-    A[1, 0] = 2 * (t1 * t2 + t0 * t3)
-    A[0, 2] = 2 * (t1 * t3 + t0 * t2)
-    A[2, 0] = 2 * (t1 * t3 - t0 * t2)
-    A[1, 2] = 2 * (t2 * t3 - t0 * t1)
-    A[2, 1] = 2 * (t2 * t3 + t0 * t1)
-    G[0, 0], G[0, 1], G[0, 2], G[0, 3] = -2 * t1, 2 * t0, -2 * t3, 2 * t2
-    G[1, 0], G[1, 1], G[1, 2], G[1, 3] = -2 * t2, 2 * t3, 2 * t0, -2 * t1
-    G[2, 0], G[2, 1], G[2, 2], G[2, 3] = -2 * t3, -2 * t2, 2 * t1, 2 * t0
-    Gb[0, 0], Gb[0, 1], Gb[0, 2], Gb[0, 3] = -2 * t1, 2 * t0, 2 * t3, -2 * t2
-    Gb[1, 0], Gb[1, 1], Gb[1, 2], Gb[1, 3] = -2 * t2, -2 * t3, 2 * t0, 2 * t1
-    Gb[2, 0], Gb[2, 1], Gb[2, 2], Gb[2, 3] = -2 * t3, 2 * t2, -2 * t1, 2 * t0
+    A[r, f, 0, 0] = 1 - 2 * (t2 * t2 + t3 * t3)
+    A[r, f, 1, 1] = 1 - 2 * (t1 * t1 + t3 * t3)
+    A[r, f, 2, 2] = 1 - 2 * (t1 * t1 + t2 * t2)
+    A[r, f, 0, 1] = 2 * (t1 * t2 - t0 * t3)
+    A[r, f, 1, 0] = 2 * (t1 * t2 + t0 * t3)
+    A[r, f, 0, 2] = 2 * (t1 * t3 + t0 * t2)
+    A[r, f, 2, 0] = 2 * (t1 * t3 - t0 * t2)
+    A[r, f, 1, 2] = 2 * (t2 * t3 - t0 * t1)
+    A[r, f, 2, 1] = 2 * (t2 * t3 + t0 * t1)
+    G[r, f, 0, 0], G[r, f, 0, 1], G[r, f, 0, 2], G[r, f, 0, 3] = -2 * t1, 2 * t0, -2 * t3, 2 * t2
+    G[r, f, 1, 0], G[r, f, 1, 1], G[r, f, 1, 2], G[r, f, 1, 3] = -2 * t2, 2 * t3, 2 * t0, -2 * t1
+    G[r, f, 2, 0], G[r, f, 2, 1], G[r, f, 2, 2], G[r, f, 2, 3] = -2 * t3, -2 * t2, 2 * t1, 2 * t0
+    Gb[r, f, 0, 0], Gb[r, f, 0, 1], Gb[r, f, 0, 2], Gb[r, f, 0, 3] = -2 * t1, 2 * t0, 2 * t3, -2 * t2
+    Gb[r, f, 1, 0], Gb[r, f, 1, 1], Gb[r, f, 1, 2], Gb[r, f, 1, 3] = -2 * t2, -2 * t3, 2 * t0, 2 * t1
+    Gb[r, f, 2, 0], Gb[r, f, 2, 1], Gb[r, f, 2, 2], Gb[r, f, 2, 3] = -2 * t3, 2 * t2, -2 * t1, 2 * t0
 
 
 @jit_inline
-def _planar_frame(phi, A, G, Gb):
+def _planar_frame(phi, A, G, Gb, r, f):
     """A = rotation by φ about z; G = Ḡ = e_z on the φ column (a planar frame's θ is [φ, 0, 0, 0])."""
     c, s = np.cos(phi), np.sin(phi)
-    A[:] = 0.0
-    A[0, 0], A[0, 1], A[1, 0], A[1, 1], A[2, 2] = c, -s, s, c, 1.0
-    G[:] = 0.0
-    G[2, 0] = 1.0
-    Gb[:] = G
+    for i in range(3):
+        for j in range(3):
+            A[r, f, i, j] = 0.0
+        for j in range(4):
+            G[r, f, i, j] = 0.0
+            Gb[r, f, i, j] = 0.0
+    A[r, f, 0, 0], A[r, f, 0, 1], A[r, f, 1, 0], A[r, f, 1, 1], A[r, f, 2, 2] = c, -s, s, c, 1.0
+    G[r, f, 2, 0] = 1.0
+    Gb[r, f, 2, 0] = 1.0
 
 
 @jit_inline
-def _rxyz_frame(th, A, G, Gb):
+def _rxyz_frame(p0, p1, p2, A, G, Gb, r, f):
     """A = Rx(φ0) Ry(φ1) Rz(φ2), G and Ḡ (Exudyn's RotXYZ2RotationMatrix, RotXYZ2G, RotXYZ2Glocal) of a
     Tait-Bryan frame (θ = [φ0, φ1, φ2, 0]); the fourth columns of G, Ḡ are 0."""
-    c0, s0, c1, s1, c2, s2 = np.cos(th[0]), np.sin(th[0]), np.cos(th[1]), np.sin(th[1]), np.cos(th[2]), np.sin(th[2])
-    A[0, 0], A[0, 1], A[0, 2] = c1 * c2, -c1 * s2, s1
-    A[1, 0], A[1, 1], A[1, 2] = s0 * s1 * c2 + c0 * s2, -s0 * s1 * s2 + c0 * c2, -s0 * c1
-    A[2, 0], A[2, 1], A[2, 2] = -c0 * s1 * c2 + s0 * s2, c0 * s1 * s2 + s0 * c2, c0 * c1
-    G[0, 0], G[0, 1], G[0, 2], G[0, 3] = 1.0, 0.0, s1, 0.0
-    G[1, 0], G[1, 1], G[1, 2], G[1, 3] = 0.0, c0, -c1 * s0, 0.0
-    G[2, 0], G[2, 1], G[2, 2], G[2, 3] = 0.0, s0, c0 * c1, 0.0
-    Gb[0, 0], Gb[0, 1], Gb[0, 2], Gb[0, 3] = c1 * c2, s2, 0.0, 0.0
-    Gb[1, 0], Gb[1, 1], Gb[1, 2], Gb[1, 3] = -c1 * s2, c2, 0.0, 0.0
-    Gb[2, 0], Gb[2, 1], Gb[2, 2], Gb[2, 3] = s1, 0.0, 1.0, 0.0
+    c0, s0, c1, s1, c2, s2 = np.cos(p0), np.sin(p0), np.cos(p1), np.sin(p1), np.cos(p2), np.sin(p2)
+    A[r, f, 0, 0], A[r, f, 0, 1], A[r, f, 0, 2] = c1 * c2, -c1 * s2, s1
+    A[r, f, 1, 0], A[r, f, 1, 1], A[r, f, 1, 2] = s0 * s1 * c2 + c0 * s2, -s0 * s1 * s2 + c0 * c2, -s0 * c1
+    A[r, f, 2, 0], A[r, f, 2, 1], A[r, f, 2, 2] = -c0 * s1 * c2 + s0 * s2, c0 * s1 * s2 + s0 * c2, c0 * c1
+    G[r, f, 0, 0], G[r, f, 0, 1], G[r, f, 0, 2], G[r, f, 0, 3] = 1.0, 0.0, s1, 0.0
+    G[r, f, 1, 0], G[r, f, 1, 1], G[r, f, 1, 2], G[r, f, 1, 3] = 0.0, c0, -c1 * s0, 0.0
+    G[r, f, 2, 0], G[r, f, 2, 1], G[r, f, 2, 2], G[r, f, 2, 3] = 0.0, s0, c0 * c1, 0.0
+    Gb[r, f, 0, 0], Gb[r, f, 0, 1], Gb[r, f, 0, 2], Gb[r, f, 0, 3] = c1 * c2, s2, 0.0, 0.0
+    Gb[r, f, 1, 0], Gb[r, f, 1, 1], Gb[r, f, 1, 2], Gb[r, f, 1, 3] = -c1 * s2, c2, 0.0, 0.0
+    Gb[r, f, 2, 0], Gb[r, f, 2, 1], Gb[r, f, 2, 2], Gb[r, f, 2, 3] = s1, 0.0, 1.0, 0.0
 
 
 @jit_inline
-def _rotation_vector_matrix(v0, v1, v2, A):
+def _rotation_vector_matrix(v0, v1, v2, A, r, f):
     """A = exp(ν̃) of a rotation vector ν (Exudyn's RotationVector2RotationMatrix, its angle taken modulo 2π
     in the sine terms as there)."""
     angle = np.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
     for i in range(3):
         for j in range(3):
-            A[i, j] = 1.0 if i == j else 0.0
+            A[r, f, i, j] = 1.0 if i == j else 0.0
     if angle == 0.0:
         return
     if angle > 2 * np.pi:
@@ -585,37 +623,37 @@ def _rotation_vector_matrix(v0, v1, v2, A):
     b = 2.0 * s2 * s2 / (angle * angle)
     # ν̃ ν̃ = ν νᵀ - |ν|² I
     n2 = v0 * v0 + v1 * v1 + v2 * v2
-    A[0, 0] += b * (v0 * v0 - n2)
-    A[1, 1] += b * (v1 * v1 - n2)
-    A[2, 2] += b * (v2 * v2 - n2)
-    A[0, 1] += -a * v2 + b * v0 * v1
-    A[1, 0] += a * v2 + b * v0 * v1
-    A[0, 2] += a * v1 + b * v0 * v2
-    A[2, 0] += -a * v1 + b * v0 * v2
-    A[1, 2] += -a * v0 + b * v1 * v2
-    A[2, 1] += a * v0 + b * v1 * v2
+    A[r, f, 0, 0] += b * (v0 * v0 - n2)
+    A[r, f, 1, 1] += b * (v1 * v1 - n2)
+    A[r, f, 2, 2] += b * (v2 * v2 - n2)
+    A[r, f, 0, 1] += -a * v2 + b * v0 * v1
+    A[r, f, 1, 0] += a * v2 + b * v0 * v1
+    A[r, f, 0, 2] += a * v1 + b * v0 * v2
+    A[r, f, 2, 0] += -a * v1 + b * v0 * v2
+    A[r, f, 1, 2] += -a * v0 + b * v1 * v2
+    A[r, f, 2, 1] += a * v0 + b * v1 * v2
 
 
 @jit_inline
-def _rotation_vector_frame(th, A, G, Gb):
+def _rotation_vector_frame(v0, v1, v2, A, G, Gb, r, f):
     """A = exp(ν̃), G = A and Ḡ = I (CNodeRigidBodyRotVecLG: the rates are the body-axis angular velocity ω̄) of a
     rotation-vector frame (θ = [ν0, ν1, ν2, 0]); the fourth columns of G, Ḡ are 0."""
-    _rotation_vector_matrix(th[0], th[1], th[2], A)
+    _rotation_vector_matrix(v0, v1, v2, A, r, f)
     for i in range(3):
         for j in range(3):
-            G[i, j] = A[i, j]
-            Gb[i, j] = 1.0 if i == j else 0.0
-        G[i, 3] = 0.0
-        Gb[i, 3] = 0.0
+            G[r, f, i, j] = A[r, f, i, j]
+            Gb[r, f, i, j] = 1.0 if i == j else 0.0
+        G[r, f, i, 3] = 0.0
+        Gb[r, f, i, 3] = 0.0
 
 
 @jit_inline
-def _rotation3_frame(kind, th, A, G, Gb):
-    """A, G, Ḡ of a frame with three rotation coordinates, by its Model.f_rotation."""
+def _rotation3_frame(kind, x0, x1, x2, A, G, Gb, r, f):
+    """A, G, Ḡ of a frame with three rotation coordinates x, by its Model.f_rotation."""
     if kind == TAIT_BRYAN:
-        _rxyz_frame(th, A, G, Gb)
+        _rxyz_frame(x0, x1, x2, A, G, Gb, r, f)
     else:
-        _rotation_vector_frame(th, A, G, Gb)
+        _rotation_vector_frame(x0, x1, x2, A, G, Gb, r, f)
 
 
 @jit_inline
@@ -704,98 +742,110 @@ def rxyz_gbar_t_rates(th, tt):
 def kinematics(q, v, model, kin):
     """Frames of nodes and grounds, then markers (System.kinematics), into kin (allocated by the
     caller: returning 16 arrays from a compiled function costs more than the loops); q, v without
-    the dummy slot, kin.q, kin.v with it."""
-    fcols, fpos_ref, ftheta_ref, f_is_ep, f_is_2d = model.fcols, model.fpos_ref, model.ftheta_ref, model.f_is_ep, \
-        model.f_is_2d
+    the dummy slot, kin.q, kin.v with it. kinematics_of_rows of one row."""
+    kinematics_of_rows(with_row_axis(q), with_row_axis(v), model, with_row_axis(kin))
+
+
+@jit_inline
+def kinematics_of_rows(q, v, model, kin):
+    """kinematics of every row r of q, v (R, n2) into row r of kin's arrays (leading axis R): the sensors' rows, or
+    one state (kinematics). Every array is taken out of its tuple once and indexed [r, ...]: a row or frame view
+    costs two atomic reference counts (numba's), more than the arithmetic."""
+    fcols, fpos_ref, ftheta_ref, f_is_ep, f_is_2d, f_rotation = model.fcols, model.fpos_ref, model.ftheta_ref, \
+        model.f_is_ep, model.f_is_2d, model.f_rotation
     mframe, mlocal, mrot, mrot_identity = model.mframe, model.mlocal, model.mrot, model.mrot_identity
     qx, vx, theta, theta_t, fA, fG, fGbar = kin.q, kin.v, kin.theta, kin.theta_t, kin.fA, kin.fG, kin.fGbar
     fpos, fvel, fomega, pos, rot, vel, omega, Jpos, Jrot, omega_local = kin.fpos, kin.fvel, kin.fomega, kin.pos, \
         kin.rot, kin.vel, kin.omega, kin.Jpos, kin.Jrot, kin.omega_local
-    n2 = q.shape[0]
+    R, n2 = q.shape[0], q.shape[1]
     nF, nm = fcols.shape[0], mframe.shape[0]
-    qx[:n2] = q
-    vx[:n2] = v
-    qx[n2] = 0.0
-    vx[n2] = 0.0
-    for f in range(nF):
-        for i in range(3):
-            fpos[f, i] = fpos_ref[f, i] + qx[fcols[f, i]]
-            fvel[f, i] = vx[fcols[f, i]]
-        for i in range(4):
-            theta[f, i] = ftheta_ref[f, i] + qx[fcols[f, 3 + i]]
-            theta_t[f, i] = vx[fcols[f, 3 + i]]
-        if f_is_2d[f]:  # the marker Jacobians below become e_z × (A b) and e_z, and ω = [0, 0, φ̇]
-            _planar_frame(theta[f, 0], fA[f], fG[f], fGbar[f])
-            fomega[f, 0], fomega[f, 1], fomega[f, 2] = 0.0, 0.0, theta_t[f, 0]
-            continue
-        if model.f_rotation[f] != NO_ROTATION3:
-            _rotation3_frame(model.f_rotation[f], theta[f], fA[f], fG[f], fGbar[f])
-        else:
-            _ep_frame(theta[f], fA[f], fG[f], fGbar[f])  # G, Ḡ in place: no allocation per evaluation
-        if f_is_ep[f] or model.f_rotation[f] != NO_ROTATION3:  # G, Ḡ and ω are zero on frames without rotation
-            # coordinates
+    for r in range(R):
+        for i in range(n2):
+            qx[r, i] = q[r, i]
+            vx[r, i] = v[r, i]
+        qx[r, n2] = 0.0
+        vx[r, n2] = 0.0
+        for f in range(nF):
             for i in range(3):
-                s = 0.0
-                for j in range(4):
-                    s += fG[f, i, j] * theta_t[f, j]
-                fomega[f, i] = s
-        else:
-            fG[f] = 0.0
-            fGbar[f] = 0.0
-            fomega[f] = 0.0
-    for m in range(nm):  # scalars and direct indexing: no array views in the per-marker loop
-        f = mframe[m]
-        b0, b1, b2 = mlocal[m, 0], mlocal[m, 1], mlocal[m, 2]
-        r0 = fA[f, 0, 0] * b0 + fA[f, 0, 1] * b1 + fA[f, 0, 2] * b2
-        r1 = fA[f, 1, 0] * b0 + fA[f, 1, 1] * b1 + fA[f, 1, 2] * b2
-        r2 = fA[f, 2, 0] * b0 + fA[f, 2, 1] * b1 + fA[f, 2, 2] * b2
-        pos[m, 0], pos[m, 1], pos[m, 2] = fpos[f, 0] + r0, fpos[f, 1] + r1, fpos[f, 2] + r2
-        # ω̄ = Ḡ θ̇ in body axes ([0, 0, φ̇] on a planar frame, 0 on a ground), then in the marker's frame
-        u0, u1, u2 = 0.0, 0.0, 0.0
-        for j in range(4):
-            u0 += fGbar[f, 0, j] * theta_t[f, j]
-            u1 += fGbar[f, 1, j] * theta_t[f, j]
-            u2 += fGbar[f, 2, j] * theta_t[f, j]
-        omega_local[m, 0], omega_local[m, 1], omega_local[m, 2] = u0, u1, u2
-        for i in range(3):
-            if not mrot_identity[m]:
-                omega_local[m, i] = u0 * mrot[m, 0, i] + u1 * mrot[m, 1, i] + u2 * mrot[m, 2, i]
-            for j in range(3):
-                if mrot_identity[m]:
-                    rot[m, i, j] = fA[f, i, j]
-                else:
-                    rot[m, i, j] = fA[f, i, 0] * mrot[m, 0, j] + fA[f, i, 1] * mrot[m, 1, j] \
-                        + fA[f, i, 2] * mrot[m, 2, j]
-                Jpos[m, i, j] = 1.0 if i == j else 0.0
-                Jrot[m, i, j] = 0.0
-        if f_is_ep[f]:
-            # Exudyn's forms on the body's axes: v = u̇ + A (ω̄ × b), ω = A ω̄, J_pos = [I | -A b̃ Ḡ]. For
-            # unit Euler parameters they equal (Gθ̇) × (A b), Gθ̇ and -(A b)~ G, but index-2 constraints
-            # let |θ| drift from 1, and then only these give Exudyn's solution
-            c0, c1, c2 = u1 * b2 - u2 * b1, u2 * b0 - u0 * b2, u0 * b1 - u1 * b0
-            for i in range(3):
-                vel[m, i] = fvel[f, i] + (fA[f, i, 0] * c0 + fA[f, i, 1] * c1 + fA[f, i, 2] * c2)
-                omega[m, i] = fA[f, i, 0] * u0 + fA[f, i, 1] * u1 + fA[f, i, 2] * u2
-            for j in range(4):
-                g0, g1, g2 = fGbar[f, 0, j], fGbar[f, 1, j], fGbar[f, 2, j]
-                c0, c1, c2 = g1 * b2 - g2 * b1, g2 * b0 - g0 * b2, g0 * b1 - g1 * b0  # -b̃ Ḡ_j = Ḡ_j × b
+                fpos[r, f, i] = fpos_ref[f, i] + qx[r, fcols[f, i]]
+                fvel[r, f, i] = vx[r, fcols[f, i]]
+            for i in range(4):
+                theta[r, f, i] = ftheta_ref[f, i] + qx[r, fcols[f, 3 + i]]
+                theta_t[r, f, i] = vx[r, fcols[f, 3 + i]]
+            if f_is_2d[f]:  # the marker Jacobians below become e_z × (A b) and e_z, and ω = [0, 0, φ̇]
+                _planar_frame(theta[r, f, 0], fA, fG, fGbar, r, f)
+                fomega[r, f, 0], fomega[r, f, 1], fomega[r, f, 2] = 0.0, 0.0, theta_t[r, f, 0]
+                continue
+            if f_rotation[f] != NO_ROTATION3:
+                _rotation3_frame(f_rotation[f], theta[r, f, 0], theta[r, f, 1], theta[r, f, 2], fA, fG, fGbar, r, f)
+            else:
+                _ep_frame(theta[r, f, 0], theta[r, f, 1], theta[r, f, 2], theta[r, f, 3], fA, fG, fGbar, r, f)
+            if f_is_ep[f] or f_rotation[f] != NO_ROTATION3:  # G, Ḡ and ω are zero on frames without rotation
+                # coordinates
                 for i in range(3):
-                    Jpos[m, i, 3 + j] = fA[f, i, 0] * c0 + fA[f, i, 1] * c1 + fA[f, i, 2] * c2
-                    Jrot[m, i, 3 + j] = fG[f, i, j]
-            continue
-        # planar, Tait-Bryan and rotation-vector frames (A an exact rotation) and grounds (ω = 0): ω × (A b) and
-        # -(A b)~ G
-        w0, w1, w2 = fomega[f, 0], fomega[f, 1], fomega[f, 2]
-        omega[m, 0], omega[m, 1], omega[m, 2] = w0, w1, w2
-        vel[m, 0] = fvel[f, 0] + (w1 * r2 - w2 * r1)
-        vel[m, 1] = fvel[f, 1] + (w2 * r0 - w0 * r2)
-        vel[m, 2] = fvel[f, 2] + (w0 * r1 - w1 * r0)
-        for j in range(4):
-            g0, g1, g2 = fG[f, 0, j], fG[f, 1, j], fG[f, 2, j]
-            Jpos[m, 0, 3 + j] = -(-r2 * g1 + r1 * g2)
-            Jpos[m, 1, 3 + j] = -(r2 * g0 - r0 * g2)
-            Jpos[m, 2, 3 + j] = -(-r1 * g0 + r0 * g1)
-            Jrot[m, 0, 3 + j], Jrot[m, 1, 3 + j], Jrot[m, 2, 3 + j] = g0, g1, g2
+                    s = 0.0
+                    for j in range(4):
+                        s += fG[r, f, i, j] * theta_t[r, f, j]
+                    fomega[r, f, i] = s
+            else:
+                for i in range(3):
+                    for j in range(4):
+                        fG[r, f, i, j] = 0.0
+                        fGbar[r, f, i, j] = 0.0
+                    fomega[r, f, i] = 0.0
+        for m in range(nm):
+            f = mframe[m]
+            b0, b1, b2 = mlocal[m, 0], mlocal[m, 1], mlocal[m, 2]
+            r0 = fA[r, f, 0, 0] * b0 + fA[r, f, 0, 1] * b1 + fA[r, f, 0, 2] * b2
+            r1 = fA[r, f, 1, 0] * b0 + fA[r, f, 1, 1] * b1 + fA[r, f, 1, 2] * b2
+            r2 = fA[r, f, 2, 0] * b0 + fA[r, f, 2, 1] * b1 + fA[r, f, 2, 2] * b2
+            pos[r, m, 0], pos[r, m, 1], pos[r, m, 2] = fpos[r, f, 0] + r0, fpos[r, f, 1] + r1, fpos[r, f, 2] + r2
+            # ω̄ = Ḡ θ̇ in body axes ([0, 0, φ̇] on a planar frame, 0 on a ground), then in the marker's frame
+            u0, u1, u2 = 0.0, 0.0, 0.0
+            for j in range(4):
+                u0 += fGbar[r, f, 0, j] * theta_t[r, f, j]
+                u1 += fGbar[r, f, 1, j] * theta_t[r, f, j]
+                u2 += fGbar[r, f, 2, j] * theta_t[r, f, j]
+            omega_local[r, m, 0], omega_local[r, m, 1], omega_local[r, m, 2] = u0, u1, u2
+            for i in range(3):
+                if not mrot_identity[m]:
+                    omega_local[r, m, i] = u0 * mrot[m, 0, i] + u1 * mrot[m, 1, i] + u2 * mrot[m, 2, i]
+                for j in range(3):
+                    if mrot_identity[m]:
+                        rot[r, m, i, j] = fA[r, f, i, j]
+                    else:
+                        rot[r, m, i, j] = fA[r, f, i, 0] * mrot[m, 0, j] + fA[r, f, i, 1] * mrot[m, 1, j] \
+                            + fA[r, f, i, 2] * mrot[m, 2, j]
+                    Jpos[r, m, i, j] = 1.0 if i == j else 0.0
+                    Jrot[r, m, i, j] = 0.0
+            if f_is_ep[f]:
+                # Exudyn's forms on the body's axes: v = u̇ + A (ω̄ × b), ω = A ω̄, J_pos = [I | -A b̃ Ḡ]. For
+                # unit Euler parameters they equal (Gθ̇) × (A b), Gθ̇ and -(A b)~ G, but index-2 constraints
+                # let |θ| drift from 1, and then only these give Exudyn's solution
+                c0, c1, c2 = u1 * b2 - u2 * b1, u2 * b0 - u0 * b2, u0 * b1 - u1 * b0
+                for i in range(3):
+                    vel[r, m, i] = fvel[r, f, i] + (fA[r, f, i, 0] * c0 + fA[r, f, i, 1] * c1 + fA[r, f, i, 2] * c2)
+                    omega[r, m, i] = fA[r, f, i, 0] * u0 + fA[r, f, i, 1] * u1 + fA[r, f, i, 2] * u2
+                for j in range(4):
+                    g0, g1, g2 = fGbar[r, f, 0, j], fGbar[r, f, 1, j], fGbar[r, f, 2, j]
+                    c0, c1, c2 = g1 * b2 - g2 * b1, g2 * b0 - g0 * b2, g0 * b1 - g1 * b0  # -b̃ Ḡ_j = Ḡ_j × b
+                    for i in range(3):
+                        Jpos[r, m, i, 3 + j] = fA[r, f, i, 0] * c0 + fA[r, f, i, 1] * c1 + fA[r, f, i, 2] * c2
+                        Jrot[r, m, i, 3 + j] = fG[r, f, i, j]
+                continue
+            # planar, Tait-Bryan and rotation-vector frames (A an exact rotation) and grounds (ω = 0): ω × (A b) and
+            # -(A b)~ G
+            w0, w1, w2 = fomega[r, f, 0], fomega[r, f, 1], fomega[r, f, 2]
+            omega[r, m, 0], omega[r, m, 1], omega[r, m, 2] = w0, w1, w2
+            vel[r, m, 0] = fvel[r, f, 0] + (w1 * r2 - w2 * r1)
+            vel[r, m, 1] = fvel[r, f, 1] + (w2 * r0 - w0 * r2)
+            vel[r, m, 2] = fvel[r, f, 2] + (w0 * r1 - w1 * r0)
+            for j in range(4):
+                g0, g1, g2 = fG[r, f, 0, j], fG[r, f, 1, j], fG[r, f, 2, j]
+                Jpos[r, m, 0, 3 + j] = -(-r2 * g1 + r1 * g2)
+                Jpos[r, m, 1, 3 + j] = -(r2 * g0 - r0 * g2)
+                Jpos[r, m, 2, 3 + j] = -(-r1 * g0 + r0 * g1)
+                Jrot[r, m, 0, 3 + j], Jrot[r, m, 1, 3 + j], Jrot[r, m, 2, 3 + j] = g0, g1, g2
 
 
 @jit
@@ -944,7 +994,8 @@ def rigid_quadratic_velocity_jacobians(theta, theta_t, f_rotation, frame, cols, 
     takes Exudyn's iterations on spinning bodies."""
     nb = frame.shape[0]
     dq, dv = np.zeros((nb, 7, 7)), np.zeros((nb, 7, 7))
-    A, G, Gb = np.empty((3, 3)), np.empty((3, 4)), np.empty((3, 4))
+    A, G, Gb = np.empty((1, 1, 3, 3)), np.empty((1, 1, 3, 4)), np.empty((1, 1, 3, 4))  # the frame helpers' row 0, frame 0
+    A0, Gb0 = A[0, 0], Gb[0, 0]
     x0, x1, th, tt = np.empty(7), np.empty(7), np.empty(4), np.empty(4)
     for k in range(nb):
         f = frame[k]
@@ -952,12 +1003,12 @@ def rigid_quadratic_velocity_jacobians(theta, theta_t, f_rotation, frame, cols, 
         planar, kind = cols[k, 2] >= n2, f_rotation[f]
         rxyz = kind == TAIT_BRYAN
         if planar:
-            _planar_frame(theta[f, 0], A, G, Gb)
+            _planar_frame(theta[f, 0], A, G, Gb, 0, 0)
         elif kind != NO_ROTATION3:
-            _rotation3_frame(kind, theta[f], A, G, Gb)
+            _rotation3_frame(kind, theta[f, 0], theta[f, 1], theta[f, 2], A, G, Gb, 0, 0)
         else:
-            _ep_frame(theta[f], A, G, Gb)
-        _rigid_qv(A, Gb, theta[f], theta_t[f], m, b, J, rxyz, x0)
+            _ep_frame(theta[f, 0], theta[f, 1], theta[f, 2], theta[f, 3], A, G, Gb, 0, 0)
+        _rigid_qv(A0, Gb0, theta[f], theta_t[f], m, b, J, rxyz, x0)
         for j in range(4):
             c = cols[k, 3 + j]
             if c >= n2:
@@ -970,12 +1021,12 @@ def rigid_quadratic_velocity_jacobians(theta, theta_t, f_rotation, frame, cols, 
                 else:
                     th[j] += eps
                 if planar:
-                    _planar_frame(th[0], A, G, Gb)
+                    _planar_frame(th[0], A, G, Gb, 0, 0)
                 elif kind != NO_ROTATION3:
-                    _rotation3_frame(kind, th, A, G, Gb)
+                    _rotation3_frame(kind, th[0], th[1], th[2], A, G, Gb, 0, 0)
                 else:
-                    _ep_frame(th, A, G, Gb)
-                _rigid_qv(A, Gb, th, tt, m, b, J, rxyz, x1)
+                    _ep_frame(th[0], th[1], th[2], th[3], A, G, Gb, 0, 0)
+                _rigid_qv(A0, Gb0, th, tt, m, b, J, rxyz, x1)
                 D = dv if wrt_rate else dq
                 for i in range(7):
                     D[k, i, 3 + j] = (x1[i] - x0[i]) / eps

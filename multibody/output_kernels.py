@@ -8,21 +8,34 @@ file): after changing those, delete the cached `output_kernels.*` files (or touc
 from __future__ import annotations
 
 import dataclasses
+from typing import NamedTuple
 
 import numpy as np
 
-from .kernels import Kin, _empty_kin, jit, joint_accelerations_into, joint_coordinates, kinematics
+from .kernels import _empty_kin, jit, joint_accelerations_into, joint_coordinates, kinematics_of_rows
 from .kinematics import ROW_ARRAYS, empty_kinematics
+
+
+class FrameModel(NamedTuple):
+    """The arrays of kernels.Model that the kinematics read. A compiled call types and unboxes every array of its
+    arguments: with the whole Model (~100 arrays) that cost more than mini's rows themselves."""
+    fcols: np.ndarray
+    fpos_ref: np.ndarray
+    ftheta_ref: np.ndarray
+    f_is_ep: np.ndarray
+    f_is_2d: np.ndarray
+    f_rotation: np.ndarray
+    mframe: np.ndarray
+    mlocal: np.ndarray
+    mrot: np.ndarray
+    mrot_identity: np.ndarray
 
 
 @jit
 def kinematics_rows(q, v, model, rows):
-    """kernels.kinematics of every row r of q, v (R,n2) into row r of `rows` (a Kin, leading axis R)."""
-    for r in range(q.shape[0]):
-        kinematics(q[r], v[r], model, Kin(rows.q[r], rows.v[r], rows.theta[r], rows.theta_t[r], rows.fA[r],
-                                          rows.fG[r], rows.fGbar[r], rows.fpos[r], rows.fvel[r], rows.fomega[r],
-                                          rows.pos[r], rows.rot[r], rows.vel[r], rows.omega[r], rows.Jpos[r],
-                                          rows.Jrot[r], rows.omega_local[r]))
+    """kernels.kinematics of every row r of q, v (R,n2) into row r of `rows` (a Kin, leading axis R); model: a
+    FrameModel."""
+    kinematics_of_rows(q, v, model, rows)
 
 
 @jit
@@ -73,8 +86,12 @@ def row_kinematics(system, t: np.ndarray, q: np.ndarray, v: np.ndarray, a: np.nd
         out = empty_rows(s, len(t))
     kin = dataclasses.replace(out, t=t, a=a, **{name: getattr(out, name)[:len(t)] for name in ROW_ARRAYS})
     nm = kin.pos.shape[1]
-    # contiguous inputs: one compiled signature
-    model = s.model if nm == len(s.mframe) else s.model._replace(
-        mframe=s.mframe[:nm], mlocal=s.mlocal[:nm], mrot=s.mrot[:nm], mrot_identity=s.mrot_identity[:nm])
-    kinematics_rows(np.ascontiguousarray(q), np.ascontiguousarray(v), model, kin.arrays())
+    kinematics_rows(np.ascontiguousarray(q), np.ascontiguousarray(v), frame_model(s.model, nm), kin.arrays())
     return kin
+
+
+def frame_model(m, markers: int) -> FrameModel:
+    """The arrays of the model m that kinematics_rows reads, for its first `markers` markers (leading rows of
+    contiguous arrays: one compiled signature)."""
+    return FrameModel(m.fcols, m.fpos_ref, m.ftheta_ref, m.f_is_ep, m.f_is_2d, m.f_rotation, m.mframe[:markers],
+                      m.mlocal[:markers], m.mrot[:markers], m.mrot_identity[:markers])

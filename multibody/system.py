@@ -29,7 +29,7 @@ from .items.loads import Loads
 from .items.spring_damper import CartesianSpringDampers, SpringDampers
 from .items.motion_constraints import Motions
 from .kinematics import Kinematics, empty_kinematics
-from .output_kernels import kinematics_rows
+from .output_kernels import frame_model, kinematics_rows
 from .user_functions import UserFunctions
 
 # node types with three rotation coordinates (θ = [r0, r1, r2, 0]): their Model.f_rotation and rotation matrix
@@ -324,8 +324,8 @@ class System:
             kin.t, kin.a = t, None
         # as one row of the sensors' kernel (the same compiled kernels.kinematics): a run then loads one
         # compiled kernel fewer (each costs ~0.05-0.1 s of a cold start)
-        kinematics_rows(np.ascontiguousarray(q)[None], np.ascontiguousarray(v)[None], self.model,
-                        K.Kin(*(a[None] for a in kin.arrays())))
+        kinematics_rows(np.ascontiguousarray(q)[None], np.ascontiguousarray(v)[None],
+                        frame_model(self.model, len(self.mframe)), K.Kin(*(a[None] for a in kin.arrays())))
         return kin
 
     # ------------------------------------------------------------------------ stage: residual

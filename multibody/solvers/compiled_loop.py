@@ -29,9 +29,23 @@ def entries(capacity: int) -> Entries:
     return Entries(np.zeros(capacity, np.int64), np.zeros(capacity, np.int64), np.empty(capacity), np.zeros(1, np.int64))
 
 
-def linear_system(n: int, dense: bool) -> LinearSystem:
-    """Empty buffers for a Newton matrix of n unknowns, those of the other kind of LU empty; the entries
-    and the sparse analysis are set up when the first assembly asks (CompiledLoop.setup)."""
+def entry_bound(m) -> int:
+    """At most how many entries alpha_kernel._assemble writes for the Model m (every block at its full size):
+    with room for them from the start, the initial accelerations assemble once, not again after
+    CompiledLoop.setup (for the dense LU; the sparse one's analysis still needs the first assembly). A
+    bound too small would only bring that second call back."""
+    nj, nr = m.j_kinds.shape
+    count = 49 * len(m.b_frame) + 3 * len(m.p_mass) + len(m.g_mr) + len(m.g_kr) + len(m.g_dr) \
+        + 196 * (len(m.s_m0) + len(m.c_m0)) + 4 * len(m.cs_cols) + 14 * len(m.e_cols) + 29 * nj * nr \
+        + 5 * len(m.cc_cols) + 28 * len(m.mo_m0)
+    count += sum(data.cols.shape[0] * data.cols.shape[1] ** 2 for data in m.x_forces)
+    return count + sum(data.ae.size * (2 * data.cols.shape[1] + 1) for data in m.x_constraints)
+
+
+def linear_system(n: int, dense: bool, capacity: int = 0) -> LinearSystem:
+    """Empty buffers for a Newton matrix of n unknowns, those of the other kind of LU empty; room for
+    `capacity` entries; more room and the sparse analysis are set up when an assembly asks
+    (CompiledLoop.setup)."""
     i0, f0 = np.zeros(0, np.int64), np.empty(0)
     arrays = dict(A=np.empty((0, 0)), piv=i0, ptr=i0, idx=i0, val=f0, slot=i0, Ap=i0, Ai=i0, Ax=f0, perm_r=i0,
                   perm_c=i0, Lp=i0, Li=i0, Lx=f0, Up=i0, Ui=i0, Ux=f0, Ud=f0, x=f0, y=f0)
@@ -40,7 +54,7 @@ def linear_system(n: int, dense: bool) -> LinearSystem:
                       idx=np.empty(n * n, np.int64), val=np.empty(n * n))
     else:
         arrays.update(x=np.zeros(n), y=np.empty(n))
-    return LinearSystem(entries(0), np.array([0 if dense else 1, 0]), **arrays)
+    return LinearSystem(entries(capacity), np.array([0 if dense else 1, 0]), **arrays)
 
 
 class CompiledLoop:
@@ -66,7 +80,7 @@ class CompiledLoop:
         self.fstate = np.array([t0, (t_end - t0) / steps, t0, 0.0])
         self.istate = np.array([0, 0, 0, 0, 0, 1, 0], np.int64)
         dense_max = DENSE_MAX_UNKNOWNS if nt["useModifiedNewton"] else DENSE_MAX_UNKNOWNS_FULL_NEWTON
-        self.fact = linear_system(s.n, s.n <= dense_max)
+        self.fact = linear_system(s.n, s.n <= dense_max, entry_bound(s.model))
         self.rows = np.empty((ROWS_PER_CALL, 1 + 3 * s.n2 + s.nae))
         self.kin, self.w = work(s.model, s.n2, s.nae)
         e = np.empty
