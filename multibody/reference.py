@@ -39,7 +39,9 @@ def _zoo() -> dict:
              {"nodeType": "RigidBodyEP", "referenceCoordinates": [5, 0, 0.5, 1, 0, 0, 0]},
              {"nodeType": "RigidBodyRxyz", "referenceCoordinates": [6, 0, 0, 0, 0, 0]},
              {"nodeType": "RigidBodyRotVecLG", "referenceCoordinates": [7, 0, 0, 0, 0, 0]},
-             {"nodeType": "GenericODE2", "numberOfODE2Coordinates": 2, "initialCoordinates": [0.1, 0]}]
+             {"nodeType": "GenericODE2", "numberOfODE2Coordinates": 2, "initialCoordinates": [0.1, 0]},
+             {"nodeType": "RigidBody2D", "referenceCoordinates": [0, -3, 0]},
+             {"nodeType": "RigidBody2D", "referenceCoordinates": [1, -3, 0], "initialVelocities": [0, 1, 0]}]
     objects = [{"objectType": "Ground"}, body(0), body(1), body(2), body(3),
                {"objectType": "MassPoint", "nodeNumber": 4, "mass": 1.0},
                {"objectType": "JointPrismaticX", "markerNumbers": [0, 1]},
@@ -68,7 +70,10 @@ def _zoo() -> dict:
                body(11), {"objectType": "JointSpherical", "markerNumbers": [0, 21]},
                {"objectType": "GenericODE2", "nodeNumbers": [12], "massMatrix": [[1.0, 0.0], [0.0, 1.0]],
                 "stiffnessMatrix": {"numberOfRows": 2, "numberOfColumns": 2, "triplets": [[0, 0, 10.0], [1, 1, 10.0]]},
-                "forceVector": [0.0, 1.0]}]
+                "forceVector": [0.0, 1.0]},
+               {"objectType": "BeamGeometricallyExact2D", "nodeNumbers": [13, 14], "length": 1.0,
+                "massPerLength": 1.0, "crossSectionInertia": 1e-3, "bendingStiffness": 10.0, "axialStiffness": 100.0,
+                "shearStiffness": 100.0}]
     markers = [rigid(0), rigid(1), rigid(2), rigid(3), rigid(4),
                {"markerType": "BodyPosition", "bodyNumber": 0, "localPosition": [0, 0, 0]},
                {"markerType": "BodyPosition", "bodyNumber": 5},

@@ -9,7 +9,7 @@ incomplete.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import get_args
+from typing import Callable, get_args
 
 from ..kernels import ItemKernels
 
@@ -42,6 +42,8 @@ class ItemType:
     motion_coordinate: str | None = None  # joint with one free coordinate: one of MOTION_COORDINATES
     exudyn_multipliers: int | None = None  # Exudyn's multipliers per item where we carry fewer (solution files)
     kernels: ItemKernels | None = None  # a type with kernels of its own: its group is an items.compiled group
+    # (a body's: force kernels, its group is also in System.forces)
+    node_problems: Callable | None = None  # body on nodeNumbers: (item, its nodes' coordinates) -> [(path, message)]
 
     @property
     def name(self) -> str:
@@ -74,8 +76,8 @@ class ItemType:
         if self.kernels is not None:
             if getattr(self.group, "KERNELS", None) is not self.kernels:
                 out.append("its group is no items.compiled group with these KERNELS")
-            if self.role == "force" and self.kernels.jacobians is None:
-                out.append("a force type's kernels need jacobians")
+            if self.role != "constraint" and self.kernels.jacobians is None:
+                out.append("a force or body type's kernels need jacobians")
         if self.motion_coordinate is not None and (self.role != "constraint"
                                                    or self.motion_coordinate not in MOTION_COORDINATES):
             out.append(f"motion_coordinate {self.motion_coordinate!r}: a constraint's one of {MOTION_COORDINATES}")
