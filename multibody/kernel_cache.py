@@ -36,14 +36,16 @@ LOCK_NAME = "mbserve-compile.lock"
 _BODY = {"nodeType": "RigidBodyEP", "referenceCoordinates": [0, 0, 0, 1, 0, 0, 0],
          "initialCoordinates": [0.1, 0, 0, 0, 0, 0, 0]}
 WARM_UP_MODEL = {  # one body on a slider with a spring, a torsional and a 6x6 spring, a point on a rod, a rolling
-    # disc, free bodies on Tait-Bryan angles and on a rotation vector (Lie group updates), gravitation: the
+    # disc, free bodies on Tait-Bryan angles and on a rotation vector (Lie group updates), gravitation, a beam: the
     # kernels of the common path and those of the item types with kernels of their own (items/README.md)
     "nodes": [_BODY, {"nodeType": "Point", "referenceCoordinates": [0, -1, 0], "initialVelocities": [0.1, 0, 0]},
               {"nodeType": "RigidBodyEP", "referenceCoordinates": [0, 2, 0.5, 1, 0, 0, 0]},
               {"nodeType": "RigidBodyRxyz", "referenceCoordinates": [0, -2, 0, 0.1, 0.2, 0.3],
                "initialVelocities": [0, 0, 0, 1, 2, 3]},
               {"nodeType": "RigidBodyRotVecLG", "referenceCoordinates": [0, -3, 0, 0.1, 0.2, 0.3],
-               "initialVelocities": [0, 0, 0, 1, 2, 3]}],
+               "initialVelocities": [0, 0, 0, 1, 2, 3]},
+              {"nodeType": "RigidBody2D", "referenceCoordinates": [0, -5, 0]},
+              {"nodeType": "RigidBody2D", "referenceCoordinates": [1, -5, 0], "initialVelocities": [0, 1, 0]}],
     "objects": [{"objectType": "Ground"},
                 {"objectType": "RigidBody", "nodeNumber": 0, "mass": 1.0, "inertia": [1e-3, 1e-3, 1e-3, 0, 0, 0]},
                 {"objectType": "JointPrismaticX", "markerNumbers": [0, 1], "name": "slider"},
@@ -61,7 +63,10 @@ WARM_UP_MODEL = {  # one body on a slider with a spring, a torsional and a 6x6 s
                  "centerOfMass": [0.1, 0, 0]},
                 {"objectType": "RigidBody", "nodeNumber": 4, "mass": 1.0, "inertia": [0.1, 0.05, 0.05, 0, 0, 0]},
                 {"objectType": "ConnectorGravity", "markerNumbers": [2, 4], "gravitationalConstant": 1.0, "mass0": 1.0,
-                 "mass1": 1.0}],
+                 "mass1": 1.0},
+                {"objectType": "BeamGeometricallyExact2D", "nodeNumbers": [5, 6], "length": 1.0, "massPerLength": 1.0,
+                 "crossSectionInertia": 1e-3, "bendingStiffness": 10.0, "axialStiffness": 100.0,
+                 "shearStiffness": 100.0, "axialDamping": 0.1}],
     "markers": [{"markerType": "BodyRigid", "bodyNumber": 0}, {"markerType": "BodyRigid", "bodyNumber": 1},
                 {"markerType": "BodyPosition", "bodyNumber": 0}, {"markerType": "BodyPosition", "bodyNumber": 1},
                 {"markerType": "NodePosition", "nodeNumber": 1}, {"markerType": "BodyRigid", "bodyNumber": 8}],
@@ -69,7 +74,8 @@ WARM_UP_MODEL = {  # one body on a slider with a spring, a torsional and a 6x6 s
     "sensors": [{"sensorType": "Node", "nodeNumber": 0, "outputVariableType": "Position"},
                 {"sensorType": "Object", "objectNumber": 4, "outputVariableType": "TorqueLocal"},
                 {"sensorType": "Object", "objectNumber": 7, "outputVariableType": "ForceLocal"},
-                {"sensorType": "Object", "objectNumber": 12, "outputVariableType": "Force"}],
+                {"sensorType": "Object", "objectNumber": 12, "outputVariableType": "Force"},
+                {"sensorType": "Body", "bodyNumber": 13, "outputVariableType": "ForceLocal"}],
     "simulationSettings": {"timeIntegration": {"endTime": 0.01, "numberOfSteps": 2}},
 }
 

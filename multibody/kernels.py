@@ -117,7 +117,8 @@ class Model(NamedTuple):
     p_cols: np.ndarray  # (np,3)
     p_mass: np.ndarray  # (np,3)
     # ObjectGenericODE2 (items/generic_ode2.py): constant M, K, D as triplets (row, column, value) on the
-    # coordinates, and the constant force vector (column, value); lhs M q̈ + K q + D q̇ - f
+    # coordinates, and the constant force vector (column, value); lhs M q̈ + K q + D q̇ - f. The mass triplets
+    # are every body's constant mass matrix (System.constant_mass: also the beams')
     g_mr: np.ndarray
     g_mc: np.ndarray
     g_mv: np.ndarray

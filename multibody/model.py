@@ -18,8 +18,7 @@ from . import schema as S
 from . import settings as settings_mod
 from .capabilities import SUPPORTED_DYNAMIC, data_coordinate_problems, explicit_solver_problems, lie_group_problems
 from .convenience import expand_convenience
-from .items import BODY_NODES, CONNECTOR_MARKERS, DATA_COORDINATES, MARKER_BODIES, MOTION_JOINTS
-from .items import generic_ode2
+from .items import BODY_NODES, CONNECTOR_MARKERS, DATA_COORDINATES, MARKER_BODIES, MOTION_JOINTS, OBJECT_TYPES
 from .items.declaration import COORDINATE_MARKERS, POSITION_MARKERS, RIGID_MARKERS
 from .limits import json_shape
 from .motions import BASE_FIELD, EXPRESSION_FIELDS, MotionError, undefined_on_grid
@@ -304,20 +303,22 @@ class _Checker:
     def resolve_bodies(self) -> None:
         for i, obj in self.items("objects"):
             t = obj.objectType
-            if has_field(type(obj), "nodeNumbers"):  # ObjectGenericODE2: the coordinates of its nodes, in order
-                nodes = [self.lookup("objects", i, f".nodeNumbers[{k}]", "nodes", n) for k, n in enumerate(obj.nodeNumbers)]
+            want = BODY_NODES.get(t)
+            what = f"a {' or '.join(sorted(want))} node" if want else ""
+            if has_field(type(obj), "nodeNumbers"):  # the coordinates of its nodes, in order
+                nodes = [self.lookup("objects", i, f".nodeNumbers[{k}]", "nodes", n, want or None, what)
+                         for k, n in enumerate(obj.nodeNumbers)]
                 self.refs[("objects", i, "nodeNumbers")] = nodes
                 if None not in nodes:
                     if len(set(nodes)) < len(nodes):
                         self.problem("objects", i, ".nodeNumbers", "a node appears twice")
                     n = sum(S.node_coordinates(self.doc.nodes[k]) for k in nodes)
-                    for path, message in generic_ode2.problems(obj, n):
+                    check = OBJECT_TYPES[t].node_problems
+                    for path, message in check(obj, n) if check else ():
                         self.problem("objects", i, path, message)
-            if BODY_NODES.get(t):
-                want = BODY_NODES[t]
+            elif want:
                 self.refs[("objects", i, "nodeNumber")] = self.lookup("objects", i, ".nodeNumber", "nodes",
-                                                                      obj.nodeNumber, want,
-                                                                      f"a {' or '.join(sorted(want))} node")
+                                                                      obj.nodeNumber, want, what)
                 node = self.refs[("objects", i, "nodeNumber")]
                 if node is not None and self.doc.nodes[node].nodeType == "PointGround":
                     if obj.mass < 0:  # fixed: its mass acts nowhere, Exudyn's physicsMass=0 ground point

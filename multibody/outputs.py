@@ -213,7 +213,9 @@ class SensorSet:
             obj = ref("bodyNumber" if t == "Body" else "objectNumber")
             group, k = s.object_group.get(obj, (None, 0))
             if loaded.document.objects[obj].objectType in body_types() and hasattr(group, "output"):
-                return lambda kin, lam: group.output(kin, k, var)  # a body without a frame (ObjectGenericODE2)
+                # a body without a frame (ObjectGenericODE2, beams): its own outputs, at the sensor's local position
+                local = np.array(sensor.localPosition if t == "Body" else [0.0, 0.0, 0.0], float)
+                return lambda kin, lam: group.output(kin, k, var, local)
         if t == "Body" or (t == "Object" and loaded.document.objects[ref("objectNumber")].objectType in body_types()):
             obj = ref("bodyNumber" if t == "Body" else "objectNumber")
             if loaded.document.objects[obj].objectType == "Ground":

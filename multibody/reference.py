@@ -42,7 +42,9 @@ def _zoo() -> dict:
              {"nodeType": "RigidBodyRotVecLG", "referenceCoordinates": [7, 0, 0, 0, 0, 0]},
              {"nodeType": "GenericODE2", "numberOfODE2Coordinates": 2, "initialCoordinates": [0.1, 0]},
              {"nodeType": "GenericData", "numberOfDataCoordinates": 3},
-             {"nodeType": "RigidBodyEP", "referenceCoordinates": [8, 0, 0.49, 1, 0, 0, 0]}]
+             {"nodeType": "RigidBodyEP", "referenceCoordinates": [8, 0, 0.49, 1, 0, 0, 0]},
+             {"nodeType": "RigidBody2D", "referenceCoordinates": [0, -3, 0]},
+             {"nodeType": "RigidBody2D", "referenceCoordinates": [1, -3, 0], "initialVelocities": [0, 1, 0]}]
     objects = [{"objectType": "Ground"}, body(0), body(1), body(2), body(3),
                {"objectType": "MassPoint", "nodeNumber": 4, "mass": 1.0},
                {"objectType": "JointPrismaticX", "markerNumbers": [0, 1]},
@@ -73,7 +75,10 @@ def _zoo() -> dict:
                 "stiffnessMatrix": {"numberOfRows": 2, "numberOfColumns": 2, "triplets": [[0, 0, 10.0], [1, 1, 10.0]]},
                 "forceVector": [0.0, 1.0]},
                body(14), {"objectType": "ConnectorRollingDiscPenalty", "markerNumbers": [0, 22], "nodeNumber": 13,
-                          "discRadius": 0.5, "contactStiffness": 1e3, "dryFriction": [0.5, 0.5]}]
+                          "discRadius": 0.5, "contactStiffness": 1e3, "dryFriction": [0.5, 0.5]},
+               {"objectType": "BeamGeometricallyExact2D", "nodeNumbers": [15, 16], "length": 1.0,
+                "massPerLength": 1.0, "crossSectionInertia": 1e-3, "bendingStiffness": 10.0, "axialStiffness": 100.0,
+                "shearStiffness": 100.0}]
     markers = [rigid(0), rigid(1), rigid(2), rigid(3), rigid(4),
                {"markerType": "BodyPosition", "bodyNumber": 0, "localPosition": [0, 0, 0]},
                {"markerType": "BodyPosition", "bodyNumber": 5},

@@ -144,6 +144,9 @@ class System:
         self.loads = Loads(self)
         self.forces = [cls(self) for cls in force_groups()]
         self.forces = [g for g in self.forces if g.size]
+        # constant mass matrices of bodies on their nodes' coordinates, as triplets (row, column, value)
+        parts = [g.mass_triplets() for g in [self.generic_ode2] + self.forces if hasattr(g, "mass_triplets")]
+        self.constant_mass = tuple(np.concatenate([p[j] for p in parts]) for j in range(3))
         self.ae_offset = 0
         self.ep_constraints = EPNormalization(self)
         self.motions = Motions(self)
@@ -194,8 +197,8 @@ class System:
             mframe=self.mframe, mlocal=self.mlocal, mrot=self.mrot, mrot_identity=self.mrot_identity,
             mcols=self.mcols, b_frame=b.frame, b_cols=b.cols, b_mass=b.mass, b_com=b.com, b_inertia=b.inertia,
             p_cols=self.mass_points.cols, p_mass=self.mass_points.mass,
-            g_mr=go.mass[0], g_mc=go.mass[1], g_mv=go.mass[2], g_kr=go.stiffness[0], g_kc=go.stiffness[1],
-            g_kv=go.stiffness[2], g_dr=go.damping[0], g_dc=go.damping[1], g_dv=go.damping[2], g_fc=go.force[0],
+            g_mr=self.constant_mass[0], g_mc=self.constant_mass[1], g_mv=self.constant_mass[2],
+            g_kr=go.stiffness[0], g_kc=go.stiffness[1], g_kv=go.stiffness[2], g_dr=go.damping[0], g_dc=go.damping[1], g_dv=go.damping[2], g_fc=go.force[0],
             g_fv=go.force[1],
             l_kind=np.concatenate([np.full(len(m), kinds[t]) for t, (_, m, _, _) in lg.items()] or [np.zeros(0, i64)]),
             l_markers=np.concatenate([m for _, m, _, _ in lg.values()] or [np.zeros(0, i64)]),
@@ -231,7 +234,8 @@ class System:
         # every compiled type of the registry, with or without items here: one signature per registry
         compiled = [t for t in OBJECT_TYPES.values() if t.kernels is not None]
         for role, groups in (("constraint", self.constraints), ("force", self.forces)):
-            fields[f"x_{role}s"] = tuple(group(t.group, groups).data for t in compiled if t.role == role)
+            fields[f"x_{role}s"] = tuple(group(t.group, groups).data for t in compiled
+                                         if t.role == role or (role == "force" and t.role == "body"))
         return K.Model(**fields)
 
     def velocity_rows(self) -> np.ndarray:
@@ -266,7 +270,7 @@ class System:
         for g in (self.bodies, self.mass_points):
             r, c = g.mass_pattern()
             rows.append(r); cols.append(c); drop.append((r == dummy) | (c == dummy))
-        for r, c, _ in (self.generic_ode2.mass, self.generic_ode2.stiffness, self.generic_ode2.damping):
+        for r, c, _ in (self.constant_mass, self.generic_ode2.stiffness, self.generic_ode2.damping):
             rows.append(r); cols.append(c); drop.append(np.zeros(len(r), bool))
         for g in self.forces:
             r, c = g.jacobian_pattern()
@@ -365,7 +369,7 @@ class System:
         """Values of J̃ in the order of the static pattern:
         mass_factor·M − k_factor·∂f/∂q − d_factor·∂f/∂v, C_qᵀ, level_factor·C_q, inactive diagonal."""
         vals = [self.bodies.newton_values(kin, mass_factor, k_factor, d_factor),
-                self.mass_points.mass_values() * mass_factor, self.generic_ode2.mass[2] * mass_factor,
+                self.mass_points.mass_values() * mass_factor, self.constant_mass[2] * mass_factor,
                 self.generic_ode2.stiffness[2] * k_factor, self.generic_ode2.damping[2] * d_factor]
         for g in self.forces:
             dq, dv = g.jacobian_values(kin)

@@ -16,15 +16,16 @@ from typing import Callable
 
 from .. import kernels as K
 from .. import schema as S
-from . import (bodies, connector_distance, connector_gravity, coordinate_connectors, generic_ode2, joint_generic,
-               joint_prismatic_2d, joint_prismatic_x, joint_revolute_2d, joint_revolute_z, joint_rolling_disc,
-               rigid_body_spring_damper, rolling_disc_penalty, spring_damper, torsional_spring_damper)
+from . import (beam_2d, bodies, connector_distance, connector_gravity, coordinate_connectors, generic_ode2,
+               joint_generic, joint_prismatic_2d, joint_prismatic_x, joint_revolute_2d, joint_revolute_z,
+               joint_rolling_disc, rigid_body_spring_damper, rolling_disc_penalty, spring_damper,
+               torsional_spring_damper)
 from .declaration import MARKER_KINDS, ItemType
 
 # the order is that of the compiled model: λ indices, and the sums of forces
 MODULES = [bodies, joint_prismatic_x, joint_revolute_z, joint_generic, joint_revolute_2d, joint_prismatic_2d,
            spring_damper, coordinate_connectors, torsional_spring_damper, connector_distance,
-           rigid_body_spring_damper, joint_rolling_disc, generic_ode2, connector_gravity, rolling_disc_penalty]
+           rigid_body_spring_damper, joint_rolling_disc, generic_ode2, connector_gravity, rolling_disc_penalty, beam_2d]
 OBJECT_TYPES: dict[str, ItemType] = {}  # objectType -> its declaration, in the order of MODULES
 
 
@@ -93,7 +94,9 @@ def constraint_groups() -> list[type]:
 
 
 def force_groups() -> list[type]:
-    return list(dict.fromkeys(t.group for t in of_role("force")))
+    """The group classes of the force types and of the bodies with force kernels of their own."""
+    return list(dict.fromkeys(t.group for t in OBJECT_TYPES.values() if t.role == "force"
+                              or (t.role == "body" and t.kernels is not None)))
 
 
 def _by_name(value: Callable[[ItemType], object], where: Callable[[ItemType], bool]) -> Derived:

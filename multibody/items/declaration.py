@@ -9,7 +9,7 @@ incomplete.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import get_args
+from typing import Callable, get_args
 
 from ..kernels import ItemKernels
 
@@ -42,7 +42,9 @@ class ItemType:
     motion_coordinate: str | None = None  # joint with one free coordinate: one of MOTION_COORDINATES
     exudyn_multipliers: int | None = None  # Exudyn's multipliers per item where we carry fewer (solution files)
     kernels: ItemKernels | None = None  # a type with kernels of its own: its group is an items.compiled group
+    # (a body's: force kernels, its group is also in System.forces)
     data_coordinates: int = 0  # force: the size of the NodeGenericData at its nodeNumber (kernels' post_newton)
+    node_problems: Callable | None = None  # body on nodeNumbers: (item, its nodes' coordinates) -> [(path, message)]
 
     @property
     def name(self) -> str:
@@ -75,8 +77,8 @@ class ItemType:
         if self.kernels is not None:
             if getattr(self.group, "KERNELS", None) is not self.kernels:
                 out.append("its group is no items.compiled group with these KERNELS")
-            if self.role == "force" and self.kernels.jacobians is None:
-                out.append("a force type's kernels need jacobians")
+            if self.role != "constraint" and self.kernels.jacobians is None:
+                out.append("a force or body type's kernels need jacobians")
         if self.data_coordinates and (self.role != "force" or self.kernels is None or self.kernels.post_newton is None):
             out.append("data coordinates need a force type's kernels with post_newton")
         if self.motion_coordinate is not None and (self.role != "constraint"

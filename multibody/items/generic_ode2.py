@@ -140,7 +140,10 @@ class GenericODE2Objects:
         np.add.at(f, self.damping[0], -self.damping[2] * kin.v[self.damping[1]])
         return f[:-1]
 
-    def output(self, kin, k: int, var: str):
+    def mass_triplets(self):
+        return self.mass
+
+    def output(self, kin, k: int, var: str, local=None):
         cols = self.coordinates[k]
         if var == "Force":  # Exudyn's ODE2 left-hand side K q + D q̇ - f of the object
             q, v = kin.q[:, cols], kin.v[:, cols]
@@ -156,4 +159,4 @@ class GenericODE2Objects:
         return source[:, cols]
 
 
-ITEMS = (ItemType(ObjectGenericODE2, "body", GENERIC_ODE2_OUTPUTS, GenericODE2Objects),)
+ITEMS = (ItemType(ObjectGenericODE2, "body", GENERIC_ODE2_OUTPUTS, GenericODE2Objects, node_problems=problems),)

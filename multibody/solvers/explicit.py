@@ -285,19 +285,20 @@ def _fixed_coordinates(system, ti: dict) -> np.ndarray:
 
 def _masses(system) -> tuple:
     """M for _accelerations: point masses, planar rigid bodies, rigid bodies on rotation-vector nodes with the
-    center of mass at the node and a diagonal inertia tensor (M = diag(m, m, m, J)) and generic ODE2 objects
-    only (the others are refused), so M is constant. The coordinates of generic mass matrices are solved with
-    the inverse of their block of M, once (Exudyn factorizes its constant M once)."""
+    center of mass at the node and a diagonal inertia tensor (M = diag(m, m, m, J)), generic ODE2 objects and
+    beams only (the others are refused), so M is constant. The coordinates of the constant mass triplets
+    (System.constant_mass) are solved with the inverse of their block of M, once (Exudyn factorizes its
+    constant M once)."""
     mass = np.zeros(system.n2 + 1)
     np.add.at(mass, system.mass_points.cols.ravel(), system.mass_points.mass.ravel())
     b = system.bodies
     for k in range(b.size):
         mass[b.cols[k, :3]] += b.mass[k]
         mass[b.cols[k, 3:6]] += np.diag(b.inertia[k])
-    g = system.generic_ode2
-    coupled = np.unique(np.concatenate([g.mass[0], g.mass[1]]))
+    rows, cols, values = system.constant_mass
+    coupled = np.unique(np.concatenate([rows, cols]))
     block = np.zeros((len(coupled), len(coupled)))
-    np.add.at(block, (np.searchsorted(coupled, g.mass[0]), np.searchsorted(coupled, g.mass[1])), g.mass[2])
+    np.add.at(block, (np.searchsorted(coupled, rows), np.searchsorted(coupled, cols)), values)
     block[np.diag_indices(len(coupled))] += mass[coupled]
     mass[coupled] = 1.0  # replaced by the block's solution
     if not np.all(mass[:-1] != 0.0):
@@ -305,7 +306,7 @@ def _masses(system) -> tuple:
     try:
         inverse = np.linalg.inv(block)
     except np.linalg.LinAlgError:
-        raise SolverFailure("singular_matrix", "the mass matrix of the generic ODE2 objects is singular", 0.0) \
+        raise SolverFailure("singular_matrix", "the constant mass matrix of the generic ODE2 objects and beams is singular", 0.0) \
             from None
     return mass[:-1], coupled.astype(np.int64), np.ascontiguousarray(inverse)
 
