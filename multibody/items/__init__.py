@@ -11,7 +11,8 @@ its name in MODULES (see README.md).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Callable
 
 from .. import kernels as K
@@ -48,13 +49,32 @@ def register(item: ItemType, rebuild_schema: bool = True) -> None:
 
 
 def unregister(name: str) -> None:
-    """Undo register (a test's own item type)."""
+    """Undo register (registry(): a test's registry without some types)."""
     item = OBJECT_TYPES.pop(name)
     if item.schema.__module__ != S.__name__:
         S.remove_object_type(name)
     if item.kernels is not None:
         del K.ITEM_KERNELS[item.kernels.data]
     _version[0] += 1
+
+
+@contextmanager
+def registry(*added: ItemType, without: Callable[[ItemType], bool] = lambda item: False) -> Iterator[None]:
+    """The registry with the types `added` and without those `without` selects (a test's own types), then
+    exactly as before, order included: it is the compiled model's, and the kernels cached on disk key on it."""
+    saved = dict(OBJECT_TYPES), dict(K.ITEM_KERNELS), dict(S.ITEM_TYPES["objects"])
+    try:
+        for item in [t for t in OBJECT_TYPES.values() if without(t)]:
+            unregister(item.name)
+        for item in added:
+            register(item)
+        yield
+    finally:
+        for table, before in zip((OBJECT_TYPES, K.ITEM_KERNELS, S.ITEM_TYPES["objects"]), saved):
+            table.clear()
+            table.update(before)
+        S.rebuild_objects()
+        _version[0] += 1
 
 
 class Derived(Mapping):

@@ -27,15 +27,13 @@ OMEGA = np.sqrt(K / MASS)
 
 @pytest.fixture(autouse=True)
 def toy_types(monkeypatch):
-    """The toy types registered; the kernels compiled for them are not written to numba's cache,
-    whose index would then pickle the toy classes: a later process that cannot import `tests`
-    (the `mbserve` console script) would fail to read the index."""
+    """The toy types registered in place of the core's compiled types (the step loops, compiled per
+    registry, then hold the two toy types alone: a shorter compile); the kernels compiled for them
+    are not written to numba's cache, whose index would then pickle the toy classes: a later process
+    that cannot import `tests` (the `mbserve` console script) would fail to read the index."""
     monkeypatch.setattr(Cache, "save_overload", lambda self, sig, data: None)
-    for item in toy_item.ITEMS:
-        items.register(item)
-    yield
-    for item in toy_item.ITEMS:
-        items.unregister(item.name)
+    with items.registry(*toy_item.ITEMS, without=lambda item: item.kernels is not None):
+        yield
 
 
 def model(constrained: bool, solve: dict | None = None, load=None) -> dict:
