@@ -47,21 +47,25 @@ def wait_done(client: httpx.Client, job_id: str) -> dict:
 
 
 def latency(url: str, runs: int) -> dict:
-    """Medians: end to end, end to end - solveSeconds, and from the job's own timestamps the
-    wait in the queue (createdAt -> startedAt) and the worker's part besides the solve."""
+    """Medians: end to end, end to end - solveSeconds, the client's three requests (POST, long
+    poll, GET results), and from the job's own timestamps the wait in the queue (createdAt ->
+    startedAt) and the worker's part besides the solve."""
     rows = []
     with httpx.Client(base_url=url, timeout=60) as client:
         for _ in range(runs + 1):
             t0 = time.perf_counter()
             job = client.post("/v1/jobs", json={"model": MINI}).json()
+            t1 = time.perf_counter()
             done = wait_done(client, job["id"])
+            t2 = time.perf_counter()
             results = client.get(f"/v1/jobs/{job['id']}/results").json()
             total = time.perf_counter() - t0
             solve = results["solver"]["solveSeconds"]
             t = {k: datetime.fromisoformat(done[k]) for k in ("createdAt", "startedAt", "finishedAt")}
             rows.append({"total": total, "overhead": total - solve,
                          "queued": (t["startedAt"] - t["createdAt"]).total_seconds(),
-                         "worker": (t["finishedAt"] - t["startedAt"]).total_seconds() - solve})
+                         "worker": (t["finishedAt"] - t["startedAt"]).total_seconds() - solve,
+                         "post": t1 - t0, "wait": t2 - t1, "get": t0 + total - t2})
     return {k: statistics.median(r[k] for r in rows[1:]) for k in rows[0]}  # the first run warms up
 
 
@@ -175,6 +179,8 @@ def print_small(lat: dict, rate: float, trip: float, noop_rate: float, args) -> 
     print(f"  service overhead (latency - solveSeconds): {lat['overhead'] * 1e3:8.1f} ms")
     print(f"    of it: created -> started (API, queue):  {lat['queued'] * 1e3:8.1f} ms")
     print(f"    of it: worker besides the solve:         {lat['worker'] * 1e3:8.1f} ms")
+    print(f"  the client's POST / long poll / GET results: {lat['post'] * 1e3:.1f} / {lat['wait'] * 1e3:.1f} / "
+          f"{lat['get'] * 1e3:.1f} ms")
     print(f"  no-op Celery task round trip, median:      {trip * 1e3:8.1f} ms  "
           f"(overhead / no-op = {lat['overhead'] / trip:.1f}x)")
     print(f"  mini jobs/s, 2 worker processes:           {rate:8.2f}")
