@@ -37,9 +37,10 @@ def content_hash(doc) -> str:
     return hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def model_row(owner: str, doc: dict, validation) -> dict:
-    """The columns of the model of this owner and content: its id is derived from both."""
-    digest = content_hash(doc)
+def model_row(owner: str, doc: dict, validation, digest: str | None = None) -> dict:
+    """The columns of the model of this owner and content (`digest`: its content_hash, when the
+    caller has it): its id is derived from both."""
+    digest = digest or content_hash(doc)
     return dict(id=hashlib.sha256(f"{owner}\0{digest}".encode()).hexdigest()[:32], owner=owner,
                 content_hash=digest, document=json.dumps(doc), summary=validation.summary,
                 warnings=validation.warnings)

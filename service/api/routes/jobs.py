@@ -77,8 +77,10 @@ def _create_job(session, body: JobCreate, response: Response, settings, owner: s
                        [{"path": "$", "message": "exactly one of modelId, model is required"}])
     if body.model is not None:
         check_model(body.model, settings, prefix="model", run=not body.simulationSettings)  # else: below
-        # stored with the job, in its statement
-        model = jobs.model_row(owner, body.model, validated(body.model, settings, "model", gone))
+        # stored with the job, in its statement; the content hash computed once for both
+        digest = jobs.content_hash(body.model)
+        model = jobs.model_row(owner, body.model, validated(body.model, settings, "model", gone, digest=digest),
+                               digest)
         model_id = model["id"]
     else:
         stored = owned_model(session, owner, body.modelId)
