@@ -3,7 +3,8 @@ big results from PostgreSQL.
 
 - overhead: median over runs of (end-to-end latency of one mini job: POST, long poll
   `?wait=60`, GET results, one client with keep-alive) minus the job's own solveSeconds; next to
-  the in-process solve;
+  the in-process solve. The jobs come `--pause` apart: back to back, a job's POST met the
+  worker's tail of the one before (Celery's ack and bookkeeping after the finish);
 - throughput: mini jobs per second with 2 worker processes (jobs posted by 8 threads sharing one
   client's connections, long poll), next to a no-op Celery task on the same broker and settings
   (2 worker processes): the floor;
@@ -11,7 +12,7 @@ big results from PostgreSQL.
   API's RSS before and after, and the median of other requests (GET status) idle and during 20
   concurrent downloads.
 
-    python bench/bench_service.py [--runs 20] [--jobs 40] [--big-steps 400000] [--big-only]
+    python bench/bench_service.py [--runs 20] [--jobs 40] [--pause 0.05] [--big-steps 400000] [--big-only]
 
 (--big-only: the distributed setup's big results alone.)
 """
@@ -46,13 +47,14 @@ def wait_done(client: httpx.Client, job_id: str) -> dict:
             return job
 
 
-def latency(url: str, runs: int) -> dict:
+def latency(url: str, runs: int, pause: float) -> dict:
     """Medians: end to end, end to end - solveSeconds, the client's three requests (POST, long
     poll, GET results), and from the job's own timestamps the wait in the queue (createdAt ->
     startedAt) and the worker's part besides the solve."""
     rows = []
     with httpx.Client(base_url=url, timeout=60) as client:
         for _ in range(runs + 1):
+            time.sleep(pause)  # the worker's tail of the previous job (its task's ack, ...) is not this job's
             t0 = time.perf_counter()
             job = client.post("/v1/jobs", json={"model": MINI}).json()
             t1 = time.perf_counter()
@@ -156,7 +158,7 @@ def run_setup(name: str, env: dict, serve_args: list[str], worker: bool, work: P
                            work / "worker.log"))
     try:
         wait_http(f"{url}/readyz", procs[0], work / "api.log")
-        lat = None if args.big_only else latency(url, args.runs)
+        lat = None if args.big_only else latency(url, args.runs, args.pause)
         rate = None if args.big_only else throughput(url, args.jobs)
         big = big_results(url, procs[0].pid, args.big_steps) if worker and args.big_steps else None
     finally:
@@ -192,6 +194,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--jobs", type=int, default=40)
+    parser.add_argument("--pause", type=float, default=0.05,
+                        help="seconds between two jobs of the latency runs (0: back to back)")
     parser.add_argument("--big-steps", type=int, default=400000,
                         help="steps of the big-results job (0: skip); 400000: a ~120 MB document")
     parser.add_argument("--big-only", action="store_true", help="only the big results (distributed)")
