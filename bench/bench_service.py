@@ -3,7 +3,8 @@ big results from PostgreSQL.
 
 - overhead: median over runs of (end-to-end latency of one mini job: POST, long poll
   `?wait=60`, GET results, one client with keep-alive) minus the job's own solveSeconds; next to
-  the in-process solve;
+  the in-process solve. The jobs come `--pause` apart: back to back, a job's POST met the
+  worker's tail of the one before (Celery's ack and bookkeeping after the finish);
 - throughput: mini jobs per second with 2 worker processes (jobs posted by 8 threads sharing one
   client's connections, long poll), next to a no-op Celery task on the same broker and settings
   (2 worker processes): the floor;
@@ -11,7 +12,7 @@ big results from PostgreSQL.
   API's RSS before and after, and the median of other requests (GET status) idle and during 20
   concurrent downloads.
 
-    python bench/bench_service.py [--runs 20] [--jobs 40] [--big-steps 400000] [--big-only]
+    python bench/bench_service.py [--runs 20] [--jobs 40] [--pause 0.05] [--big-steps 400000] [--big-only]
 
 (--big-only: the distributed setup's big results alone.)
 """
@@ -46,22 +47,27 @@ def wait_done(client: httpx.Client, job_id: str) -> dict:
             return job
 
 
-def latency(url: str, runs: int) -> dict:
-    """Medians: end to end, end to end - solveSeconds, and from the job's own timestamps the
-    wait in the queue (createdAt -> startedAt) and the worker's part besides the solve."""
+def latency(url: str, runs: int, pause: float) -> dict:
+    """Medians: end to end, end to end - solveSeconds, the client's three requests (POST, long
+    poll, GET results), and from the job's own timestamps the wait in the queue (createdAt ->
+    startedAt) and the worker's part besides the solve."""
     rows = []
     with httpx.Client(base_url=url, timeout=60) as client:
         for _ in range(runs + 1):
+            time.sleep(pause)  # the worker's tail of the previous job (its task's ack, ...) is not this job's
             t0 = time.perf_counter()
             job = client.post("/v1/jobs", json={"model": MINI}).json()
+            t1 = time.perf_counter()
             done = wait_done(client, job["id"])
+            t2 = time.perf_counter()
             results = client.get(f"/v1/jobs/{job['id']}/results").json()
             total = time.perf_counter() - t0
             solve = results["solver"]["solveSeconds"]
             t = {k: datetime.fromisoformat(done[k]) for k in ("createdAt", "startedAt", "finishedAt")}
             rows.append({"total": total, "overhead": total - solve,
                          "queued": (t["startedAt"] - t["createdAt"]).total_seconds(),
-                         "worker": (t["finishedAt"] - t["startedAt"]).total_seconds() - solve})
+                         "worker": (t["finishedAt"] - t["startedAt"]).total_seconds() - solve,
+                         "post": t1 - t0, "wait": t2 - t1, "get": t0 + total - t2})
     return {k: statistics.median(r[k] for r in rows[1:]) for k in rows[0]}  # the first run warms up
 
 
@@ -152,7 +158,7 @@ def run_setup(name: str, env: dict, serve_args: list[str], worker: bool, work: P
                            work / "worker.log"))
     try:
         wait_http(f"{url}/readyz", procs[0], work / "api.log")
-        lat = None if args.big_only else latency(url, args.runs)
+        lat = None if args.big_only else latency(url, args.runs, args.pause)
         rate = None if args.big_only else throughput(url, args.jobs)
         big = big_results(url, procs[0].pid, args.big_steps) if worker and args.big_steps else None
     finally:
@@ -175,6 +181,8 @@ def print_small(lat: dict, rate: float, trip: float, noop_rate: float, args) -> 
     print(f"  service overhead (latency - solveSeconds): {lat['overhead'] * 1e3:8.1f} ms")
     print(f"    of it: created -> started (API, queue):  {lat['queued'] * 1e3:8.1f} ms")
     print(f"    of it: worker besides the solve:         {lat['worker'] * 1e3:8.1f} ms")
+    print(f"  the client's POST / long poll / GET results: {lat['post'] * 1e3:.1f} / {lat['wait'] * 1e3:.1f} / "
+          f"{lat['get'] * 1e3:.1f} ms")
     print(f"  no-op Celery task round trip, median:      {trip * 1e3:8.1f} ms  "
           f"(overhead / no-op = {lat['overhead'] / trip:.1f}x)")
     print(f"  mini jobs/s, 2 worker processes:           {rate:8.2f}")
@@ -186,6 +194,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--jobs", type=int, default=40)
+    parser.add_argument("--pause", type=float, default=0.05,
+                        help="seconds between two jobs of the latency runs (0: back to back)")
     parser.add_argument("--big-steps", type=int, default=400000,
                         help="steps of the big-results job (0: skip); 400000: a ~120 MB document")
     parser.add_argument("--big-only", action="store_true", help="only the big results (distributed)")

@@ -12,10 +12,31 @@ from store.jobs import FINISHED
 from store.notify import Listener
 
 
+class Waiter:
+    """A request waiting for a job's changes: `changed` is set at each (`final_only`: each that may
+    have finished it), `note` is the last finish's note (store.notify), taken with take()."""
+
+    def __init__(self, final_only: bool):
+        self.loop = asyncio.get_running_loop()
+        self.changed = asyncio.Event()
+        self.final_only = final_only
+        self.note: dict | None = None
+
+    def wake(self, note: dict | None) -> None:  # in the event loop
+        self.note = note or self.note
+        self.changed.set()
+
+    def take(self) -> dict | None:
+        """The note received since the last take(), if any; clears `changed`."""
+        note, self.note = self.note, None
+        self.changed.clear()
+        return note
+
+
 class JobWaiters:
     def __init__(self, settings: Settings):
         self.lock = threading.Lock()
-        self.waiting: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Event, bool]]] = defaultdict(set)
+        self.waiting: dict[str, set[Waiter]] = defaultdict(set)
         self.settings = settings
         self.listener: Listener | None = None
         self.lifespans = 0
@@ -36,26 +57,25 @@ class JobWaiters:
         if listener:
             listener.stop()
 
-    def changed(self, job_id: str, status: str | None) -> None:  # the listener's thread
+    def changed(self, job_id: str, status: str | None, note: dict | None) -> None:  # the listener's thread
         with self.lock:
             waiters = list(self.waiting.get(job_id, ()))
-        for loop, event, final_only in waiters:
-            if not (final_only and status is not None and status not in FINISHED):
-                loop.call_soon_threadsafe(event.set)
+        for waiter in waiters:
+            if not (waiter.final_only and status is not None and status not in FINISHED):
+                waiter.loop.call_soon_threadsafe(waiter.wake, note)
 
     @contextmanager
     def watch(self, job_id: str, final_only: bool = False):
-        """An asyncio.Event set whenever the job changes (`final_only`: when it may have finished:
-        a long poll reads the job again only then, not after its claim or each heartbeat);
-        register before reading the job, so that no change between the read and the wait is
-        missed."""
-        entry = (asyncio.get_running_loop(), asyncio.Event(), final_only)
+        """A Waiter of the job's changes (`final_only`: of those that may have finished it: a long
+        poll reads the job again only then, not after its claim or each heartbeat); register
+        before reading the job, so that no change between the read and the wait is missed."""
+        waiter = Waiter(final_only)
         with self.lock:
-            self.waiting[job_id].add(entry)
+            self.waiting[job_id].add(waiter)
         try:
-            yield entry[1]
+            yield waiter
         finally:
             with self.lock:
-                self.waiting[job_id].discard(entry)
+                self.waiting[job_id].discard(waiter)
                 if not self.waiting[job_id]:
                     del self.waiting[job_id]

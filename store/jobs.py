@@ -37,9 +37,10 @@ def content_hash(doc) -> str:
     return hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def model_row(owner: str, doc: dict, validation) -> dict:
-    """The columns of the model of this owner and content: its id is derived from both."""
-    digest = content_hash(doc)
+def model_row(owner: str, doc: dict, validation, digest: str | None = None) -> dict:
+    """The columns of the model of this owner and content (`digest`: its content_hash, when the
+    caller has it): its id is derived from both."""
+    digest = digest or content_hash(doc)
     return dict(id=hashlib.sha256(f"{owner}\0{digest}".encode()).hexdigest()[:32], owner=owner,
                 content_hash=digest, document=json.dumps(doc), summary=validation.summary,
                 warnings=validation.warnings)
@@ -68,16 +69,25 @@ def store_model(session: Session, owner: str, doc: dict, validation) -> Model:
     return model
 
 
-def status_document(job: Job) -> dict:
+def status_document(job: Job, solution: bool = False) -> dict:
+    """`solution`: the job's results hold a solution (its link)."""
     def iso(t: datetime | None) -> str | None:
         return t.isoformat().replace("+00:00", "Z") if t else None
     base = f"/v1/jobs/{job.id}"
     links = {"self": base, "model": f"/v1/models/{job.model_id}", "view": f"/jobs/{job.id}"}
     if job.status in ("succeeded", "failed"):
         links["results"] = f"{base}/results"
+    if solution:  # stored: GET /v1/jobs/{id}/solution
+        links["solution"] = f"{base}/solution"
     return {"id": job.id, "status": job.status, "progress": job.progress, "modelId": job.model_id,
             "createdAt": iso(job.created_at), "startedAt": iso(job.started_at),
             "finishedAt": iso(job.finished_at), "error": job.error, "links": links}
+
+
+def noted_document(note: dict) -> dict:
+    """The status document a finish's notification carries (store.notify.note_sql, note_text)."""
+    columns, solution = notify.read_note(note)
+    return status_document(Job(**columns), solution)
 
 
 def create_job(session: Session, owner: str, model_id: str, overrides: dict | None,
@@ -123,17 +133,20 @@ def make_durable(settings: Settings, job_id: str) -> None:
             session.execute(select(Job.id).where(Job.id == job_id).with_for_update(read=True, key_share=True)).all()
 
 
-def _announced(settings: Settings, stmt, durable: bool = True):
+def _announced(settings: Settings, stmt, durable: bool = True, solution: bool | None = None):
     """The statement, notifying listeners of the job's change at its commit (PostgreSQL: in the
-    same round trip, as a RETURNING column). Not `durable`: its commit does not wait for the WAL
+    same round trip, as a RETURNING column). A finish gives `solution` (whether its results hold
+    one): its notification is then the note of the job's status columns (store.notify), which
+    SQLite's sender builds from the statement's returned row. Not `durable`: its commit does not wait for the WAL
     to reach the disk (~4 ms a commit on the development machine; set_config(..., true) as a
     RETURNING column too, so that an autocommit session's single statement is one round trip):
     for a claim or a heartbeat, whose loss in a crash of the database the lease and the
     reconciler recover from (the job runs again; a finish by the lost claim's token stores
     nothing). A finish, a new job and its model stay durable."""
     if not notify.postgres(settings):
-        return stmt
-    stmt = stmt.returning(notify.pg_notify(Job.id, Job.status))
+        return stmt if solution is None else stmt.returning(*(Job.__table__.c[c] for c in notify.NOTE_COLUMNS))
+    stmt = stmt.returning(notify.pg_notify(Job.id, Job.status) if solution is None else
+                          func.pg_notify(notify.CHANNEL, notify.note_sql(Job.__table__, solution)))
     return stmt if durable else stmt.returning(func.set_config("synchronous_commit", "off", True))
 
 
@@ -196,8 +209,10 @@ def finish(settings: Settings, job_id: str, token: str, status: str, *,
     if status == "succeeded":
         values["progress"] = 1.0
     done = update(Job).where(Job.id == job_id, Job.lease_token == token, Job.status == "running").values(**values)
+    solution = results is not None and "solution" in results.result.head
+    note = None
     if notify.postgres(settings) and (results is None or results.fits_one_statement):
-        done = _announced(settings, done.returning(Job.id)).cte("done")
+        done = _announced(settings, done.returning(Job.id), solution=solution).cte("done")
         parts = results.insert_after(done) if results is not None else []
         if sweep_outputs is not None:
             parts.append(update(SweepVariation).where(SweepVariation.job_id.in_(select(done.c.id)))
@@ -207,9 +222,12 @@ def finish(settings: Settings, job_id: str, token: str, status: str, *,
                 *(part.cte(f"part{i}") for i, part in enumerate(parts)))).first() is not None
     else:
         with get_sessionmaker(settings.database)() as session:
-            if not _changed(session, settings, done):
+            rows = session.execute(_announced(settings, done, solution=solution)).all()
+            if len(rows) != 1:
                 session.rollback()
                 return False
+            if not notify.postgres(settings):
+                note = notify.note_text(rows[0]._mapping, solution)
             if results is not None:
                 results.add(session)
             if sweep_outputs is not None:
@@ -218,7 +236,7 @@ def finish(settings: Settings, job_id: str, token: str, status: str, *,
             session.commit()
             ours = True
     if ours:
-        notify.after_commit(settings, job_id, status)
+        notify.after_commit(settings, job_id, status, note)
     return ours
 
 

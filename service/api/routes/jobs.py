@@ -16,7 +16,7 @@ from store import jobs, queue
 from store.models import Job, Result
 from ...errors import ApiError, checked_id, not_found
 from store.db import get_autocommit, get_sessionmaker
-from store.jobs import FINISHED, status_document
+from store.jobs import FINISHED, noted_document, status_document
 from store.notify import RECHECK_SECONDS, postgres
 from ...downloads import response as download
 from ...limits import check_json, check_model
@@ -77,8 +77,10 @@ def _create_job(session, body: JobCreate, response: Response, settings, owner: s
                        [{"path": "$", "message": "exactly one of modelId, model is required"}])
     if body.model is not None:
         check_model(body.model, settings, prefix="model", run=not body.simulationSettings)  # else: below
-        # stored with the job, in its statement
-        model = jobs.model_row(owner, body.model, validated(body.model, settings, "model", gone))
+        # stored with the job, in its statement; the content hash computed once for both
+        digest = jobs.content_hash(body.model)
+        model = jobs.model_row(owner, body.model, validated(body.model, settings, "model", gone, digest=digest),
+                               digest)
         model_id = model["id"]
     else:
         stored = owned_model(session, owner, body.modelId)
@@ -139,28 +141,28 @@ def _with_result(settings, owner: str, job_id: str, result):
 def _status_now(settings, owner: str, job_id: str) -> dict:
     """The long poll's read: the job and its result's head."""
     job, head = _with_result(settings, owner, job_id, Result.head)
-    doc = status_document(job)
-    if head is not None and "solution" in head:  # stored: GET /v1/jobs/{id}/solution
-        doc["links"]["solution"] = f"/v1/jobs/{job.id}/solution"
-    return doc
+    return status_document(job, head is not None and "solution" in head)
 
 
 async def _changes(request: Request, settings, owner: str, job_id: str, seconds: float,
                    final_only: bool = False) -> AsyncIterator[dict]:
     """The job's status document now, then after each change (`final_only`: each that may have
-    finished it), until it has finished or `seconds` have passed (then once more)."""
+    finished it), until it has finished or `seconds` have passed (then once more). After a
+    finish's notification, the document it carries (the first read checked the owner)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
-    with request.app.state.waiters.watch(job_id, final_only) as changed:
+    with request.app.state.waiters.watch(job_id, final_only) as waiter:
+        note = None
         while True:
-            changed.clear()
-            doc = with_detail(request.app, await run_in_threadpool(_status_now, settings, owner, job_id))
+            doc = with_detail(request.app, noted_document(note) if note is not None else
+                              await run_in_threadpool(_status_now, settings, owner, job_id))
             yield doc
             left = deadline - loop.time()
             if doc["status"] in FINISHED or left <= 0:
                 return
             with contextlib.suppress(TimeoutError):  # re-read anyway: a notification may be lost
-                await asyncio.wait_for(changed.wait(), min(left, RECHECK_SECONDS))
+                await asyncio.wait_for(waiter.changed.wait(), min(left, RECHECK_SECONDS))
+            note = waiter.take()
 
 
 @router.get("/{job_id}", response_model=JobStatus)

@@ -29,13 +29,15 @@ _VERDICTS: OrderedDict[tuple, multibody.Validation] = OrderedDict()  # passing v
 VERDICTS_CACHED = 256
 
 
-def validated(doc: Any, settings, prefix: str = "", gone: Callable[[], bool] | None = None, invalid_ok: bool = False):
+def validated(doc: Any, settings, prefix: str = "", gone: Callable[[], bool] | None = None, invalid_ok: bool = False,
+              digest: str | None = None):
     """The core's validation, or a 422 listing every problem with its path: `limit_exceeded` when
     one of them is over a limit of the service (motions, expressions, their cost), else (unless
     `invalid_ok`) `model_invalid`. It stops when the client has gone (`gone()`). A document
     that passed is not validated again by this process (its core does not change): the verdict
-    (summary and warnings) is kept by content hash and the expression limits."""
-    key = (content_hash(doc), settings.max_motions, settings.max_expressions, settings.max_expression_cost,
+    (summary and warnings) is kept by content hash (`digest`, when the caller has it) and the
+    expression limits."""
+    key = (digest or content_hash(doc), settings.max_motions, settings.max_expressions, settings.max_expression_cost,
            settings.max_expression_seconds)
     with _EXPANDED_LOCK:
         if key in _VERDICTS:

@@ -171,14 +171,21 @@ def _run_soon(run_queued, delay=0.3):
     return thread
 
 
-def test_long_poll_answers_when_the_worker_finishes_the_job(client, run_queued, mini):
+def test_long_poll_answers_when_the_worker_finishes_the_job(client, run_queued, mini, monkeypatch):
     import time
-    job = submit(client, {"model": mini})
+
+    from service.api.routes import jobs as routes
+    reads, status_now = [], routes._status_now
+    monkeypatch.setattr(routes, "_status_now", lambda *a: reads.append(a) or status_now(*a))
+    job = submit(client, {"model": mini, "store": {"solution": True}})
     worker = _run_soon(run_queued)
     t0 = time.monotonic()
     status = client.get(f"/v1/jobs/{job['id']}", params={"wait": 30}).json()
     assert status["status"] == "succeeded" and time.monotonic() - t0 < 20  # woken, not timed out
     worker.join()
+    # the first read, then the document the finish's notification carried: the same as a read
+    assert len(reads) == 1 and status == client.get(f"/v1/jobs/{job['id']}").json()
+    assert status["links"]["solution"] == f"/v1/jobs/{job['id']}/solution"
 
 
 def test_long_poll_gives_the_current_status_after_the_wait(client, mini):
