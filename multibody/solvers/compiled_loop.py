@@ -8,6 +8,7 @@ import time
 import numpy as np
 
 from ..kernels import Entries, newton_parameters, work
+from ..outputs import written_rows
 from ..values import SimulationCanceled
 from . import alpha_kernel
 from .alpha_kernel import (FAIL_H, ITERATIONS, JACOBIANS, LINEAR_SETUP, N_STEPS, PAUSED, ROWS, SINGULAR, T,
@@ -22,7 +23,6 @@ from .repeated_call import RepeatedCall
 # the compiled sparse loop took 0.90 of the Python loop with SuperLU that it replaced.
 DENSE_MAX_UNKNOWNS = 1000
 DENSE_MAX_UNKNOWNS_FULL_NEWTON = 500
-ROWS_PER_CALL = 256
 
 
 def entries(capacity: int) -> Entries:
@@ -81,7 +81,7 @@ class CompiledLoop:
         self.istate = np.array([0, 0, 0, 0, 0, 1, 0], np.int64)
         dense_max = DENSE_MAX_UNKNOWNS if nt["useModifiedNewton"] else DENSE_MAX_UNKNOWNS_FULL_NEWTON
         self.fact = linear_system(s.n, s.n <= dense_max, entry_bound(s.model))
-        self.rows = np.empty((ROWS_PER_CALL, 1 + 3 * s.n2 + s.nae))
+        self.rows = written_rows(s)
         self.kin, self.w = work(s.model, s.n2, s.nae)
         e = np.empty
         self.scratch = (e(s.n2), e(s.n2), e(s.n2), e(s.nae), e(s.n2), e(s.n), e(s.n))

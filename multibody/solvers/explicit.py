@@ -25,6 +25,7 @@ import numpy as np
 from ..items import EXPLICIT_RULES
 from ..kernels import (applied_forces, borrowed, compose_rotation_vectors, jit, jit_inline, kinematics,
                        texp_inverse_times, work)
+from ..outputs import written_rows
 from ..solution import Recorder
 from ..values import Results, SimulationCanceled
 from .generalized_alpha import SolverFailure
@@ -36,7 +37,6 @@ DONE, PAUSED, REJECTED, NOT_FINITE = range(4)
 # layout of the float and int state arrays shared with the caller
 T, H, WRITE_NEXT, MIN_STEP_AT = range(4)
 N_STEPS, N_REJECTED, ROWS = range(3)
-ROWS_PER_CALL = 256
 
 
 @jit_inline
@@ -346,7 +346,7 @@ def solve_explicit(loaded, progress=None, cancel=None, seconds_per_call: float =
                            ti["stepSizeMaxIncrease"], ti["minimumStepSize"], ti["stepSizeSafety"], order,
                            ti["explicit"]["computeEndOfStepAccelerations"], writer.period])
         tableau = (np.array(A, float), np.array(c, float), np.array(b, float), np.array(b_err or [], float))
-        rows = np.empty((ROWS_PER_CALL, 1 + 3 * system.n2 + system.nae))
+        rows = written_rows(system)
         fixed = _fixed_coordinates(system, ti)
         lie = (system.model.lie_cols, system.model.lie_ref) if ti["explicit"]["useLieGroupIntegration"] else \
             (np.zeros((0, 3), np.int64), np.zeros((0, 3)))
