@@ -75,13 +75,14 @@ class CompiledLoop:
         self.timing = np.array([t0, t_end, steps, (t_end - t0) / steps, ti["adaptiveStep"], ti["adaptiveStepDecrease"],
                                 ti["adaptiveStepIncrease"], ti["minimumStepSize"],
                                 ti["adaptiveStepRecoveryIterations"], ti["adaptiveStepRecoverySteps"], 0.0,
-                                disc["iterationTolerance"], disc["maxIterations"], disc["ignoreMaxIterations"]], float)
+                                disc["iterationTolerance"], disc["maxIterations"], disc["ignoreMaxIterations"],
+                                disc["useRecommendedStepSize"]], float)
         # run_steps' state (alpha_kernel.T..., STEP_INDEX...): time, step size, next write time, failed step
         self.fstate = np.array([t0, (t_end - t0) / steps, t0, 0.0])
         self.istate = np.array([0, 0, 0, 0, 0, 1, 0], np.int64)
         dense_max = DENSE_MAX_UNKNOWNS if nt["useModifiedNewton"] else DENSE_MAX_UNKNOWNS_FULL_NEWTON
         self.fact = linear_system(s.n, s.n <= dense_max, entry_bound(s.model))
-        self.rows = np.empty((ROWS_PER_CALL, 1 + 3 * s.n2 + s.nae))
+        self.rows = np.empty((ROWS_PER_CALL, 1 + 3 * s.n2 + s.nae + s.ndata))
         self.kin, self.w = work(s.model, s.n2, s.nae)
         e = np.empty
         self.scratch = (e(s.n2), e(s.n2), e(s.n2), e(s.nae), e(s.n2), e(s.n), e(s.n))
