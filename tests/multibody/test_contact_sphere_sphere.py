@@ -155,3 +155,20 @@ def test_thrown_balls_give_exudyns_sensors_and_newton_work(case):
         theirs = np.asarray(mbs.GetSensorStoredData(i))
         assert series.data.shape == theirs.shape
         assert np.abs(series.data - theirs).max() <= 1e-9 * max(1.0, np.abs(theirs).max()), i
+
+
+def test_exudyns_sphere_triangle_contact_is_exported_by_its_own_name_and_refused_as_unknown():
+    """Exudyn 1.13.6's GetObject calls an ObjectContactSphereTriangle "ContactSphereSphere"; the export names it."""
+    from exudyn.utilities import InertiaSphere
+    from mbserve.exudyn import export
+    SC = exu.SystemContainer()
+    mbs = SC.AddSystem()
+    ground = mbs.CreateGround()
+    ball = mbs.CreateRigidBody(referencePosition=[0, 0, R], inertia=InertiaSphere(M, R))
+    mbs.CreateSphereTriangleContact(bodyNumbers=[ball, ground], trianglePoints=exu.Vector3DList(
+        [[0, 0, 0], [1, 0, 0], [0, 1, 0]]), radiusSphere=R, contactStiffness=K)
+    doc = export(mbs)
+    assert doc["objects"][2]["objectType"] == "ContactSphereTriangle"
+    with pytest.raises(ModelInvalid) as err:
+        multibody.simulate(doc)
+    assert "unknown objectType 'ContactSphereTriangle'" in err.value.problems[0].message
