@@ -151,6 +151,8 @@ def _item(kind: str, index: int, item: dict, problems: list[tuple[str, str]],
             out[key] = _json(value, enum_prefix=False)
         except ValueError as exc:
             problems.append((path, str(exc)))
+    if out.get("objectType") == "ContactSphereSphere" and "trianglePoints" in out:
+        out["objectType"] = "ContactSphereTriangle"  # Exudyn 1.13.6's GetObject names a sphere-triangle contact so
     return out
 
 

@@ -103,6 +103,20 @@ WARM_UP_PENALTY = {  # a disc on a plane by a penalty contact with friction: the
     "simulationSettings": {"timeIntegration": {"endTime": 0.01, "numberOfSteps": 2}},
 }
 
+WARM_UP_CONTACT = {  # a ball thrown against a ground sphere with friction and restitution: the sphere contact
+    "nodes": [{"nodeType": "RigidBodyEP", "referenceCoordinates": [0, 0, 0.199, 1, 0, 0, 0],
+               "initialVelocities": [0.1, 0, -1, 1, 0, 0, 0]},
+              {"nodeType": "GenericData", "numberOfDataCoordinates": 4, "initialCoordinates": [0.1, 0, 0, 0]}],
+    "objects": [{"objectType": "Ground"},
+                {"objectType": "RigidBody", "nodeNumber": 0, "mass": 1.0, "inertia": [4e-3, 4e-3, 4e-3, 0, 0, 0]},
+                {"objectType": "ContactSphereSphere", "markerNumbers": [0, 1], "nodeNumber": 1,
+                 "spheresRadii": [0.1, 0.1], "contactStiffness": 1e4, "contactDamping": 1.0, "dynamicFriction": 0.2,
+                 "impactModel": 2, "restitutionCoefficient": 0.7}],
+    "markers": [{"markerType": "BodyRigid", "bodyNumber": 0}, {"markerType": "BodyRigid", "bodyNumber": 1}],
+    "sensors": [{"sensorType": "Object", "objectNumber": 2, "outputVariableType": "Force"}],
+    "simulationSettings": {"timeIntegration": {"endTime": 0.01, "numberOfSteps": 2}},
+}
+
 WARM_UP_EXPLICIT = {  # a mass point on a Cartesian spring: the explicit solvers' compiled loop
     "nodes": [{"nodeType": "Point", "initialCoordinates": [0.1, 0, 0]}],
     "objects": [{"objectType": "Ground"}, {"objectType": "MassPoint", "nodeNumber": 0, "mass": 0.5},
@@ -152,6 +166,8 @@ def warm_up() -> None:
     simulate(WARM_UP_MOTION)
     simulate(WARM_UP_PENALTY)
     _data_coordinate_kernels(WARM_UP_PENALTY)
+    simulate(WARM_UP_CONTACT)
+    _data_coordinate_kernels(WARM_UP_CONTACT)
     for solver in ("RK44", "DOPRI5"):  # fixed and adaptive steps
         simulate({**WARM_UP_EXPLICIT, "solve": {"type": "Dynamic", "solverType": solver}})
     warm_up_programs()  # expressions: the program evaluator

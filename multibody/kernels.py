@@ -306,9 +306,10 @@ class ItemKernels(NamedTuple):
         force: evaluate(data, kin, F (n,ncols)) writes the applied generalized forces (right-hand side)
             on cols; jacobians(data, kin, dq, dv (n,ncols,ncols)) their derivatives ∂F/∂q, ∂F/∂v.
     A force type with data coordinates (Exudyn's NodeGenericData, fixed during Newton) has them in its data as
-    `dc` (n, k) and `dc_start` (their values at the step's start), and post_newton(data, kin) -> float: after a
-    converged Newton at kin, sets dc and returns its items' largest discontinuous error (alpha_kernel.run_steps
-    repeats the step's Newton while that exceeds the tolerance)."""
+    `dc` (n, k) and `dc_start` (their values at the step's start), and post_newton(data, kin) -> (error, step):
+    after a converged Newton at kin, sets dc and returns its items' largest discontinuous error (alpha_kernel.run_steps
+    repeats the step's Newton while that exceeds the tolerance) and their smallest recommended step size (Exudyn's
+    recommendedStepSize, e.g. the time to a contact; negative: none)."""
     data: type
     evaluate: object
     jacobians: object = None
@@ -371,8 +372,26 @@ def _item_keep_data(data, restore):
 def _item_post_newton_typed(data, kin):
     kernel = _kernel_of(data, "post_newton")
     if kernel is None:
-        return lambda data, kin: 0.0
+        return lambda data, kin: (0.0, -1.0)
     return lambda data, kin: kernel(data, kin)
+
+
+def _item_write_data(data, out):
+    """A compiled force type's data coordinates into out (flat); returns how many (0 for a type without)."""
+
+
+@overload(_item_write_data, **_OVERLOAD)
+def _item_write_data_typed(data, out):
+    if _kernel_of(data, "post_newton") is None:
+        return lambda data, out: 0
+
+    def impl(data, out):
+        n, k = data.dc.shape
+        for i in range(n):
+            for j in range(k):
+                out[i * k + j] = data.dc[i, j]
+        return n * k
+    return impl
 
 
 @overload(_item_keep_data, **_OVERLOAD)
@@ -389,8 +408,12 @@ def _item_keep_data_typed(data, restore):
 
 
 def compiled_post_newton(forces, kin):
-    """The largest discontinuous error of the compiled force types' post-Newton steps (their data coordinates
-    set from kin), 0.0 without such types."""
+    """(the largest discontinuous error, the smallest recommended step size or -1) of the compiled force types'
+    post-Newton steps (their data coordinates set from kin); (0.0, -1.0) without such types."""
+
+
+def compiled_write_data(forces, out):
+    """out = the data coordinates of every compiled force type's items, in the order of `forces` (sensor rows)."""
 
 
 def compiled_keep_data(forces, restore):
@@ -404,8 +427,25 @@ def compiled_data_items(forces):
 @overload(compiled_post_newton, **_OVERLOAD)
 def _compiled_post_newton(forces, kin):
     if len(forces) == 0:
-        return lambda forces, kin: 0.0
-    return lambda forces, kin: max(_item_post_newton(forces[0], kin), compiled_post_newton(forces[1:], kin))
+        return lambda forces, kin: (0.0, -1.0)
+
+    def impl(forces, kin):
+        error, step = _item_post_newton(forces[0], kin)
+        rest_error, rest_step = compiled_post_newton(forces[1:], kin)
+        if step < 0.0 or (0.0 <= rest_step < step):
+            step = rest_step
+        return max(error, rest_error), step
+    return impl
+
+
+@overload(compiled_write_data, **_OVERLOAD)
+def _compiled_write_data(forces, out):
+    if len(forces) == 0:
+        return lambda forces, out: None
+
+    def impl(forces, out):
+        compiled_write_data(forces[1:], out[_item_write_data(forces[0], out):])
+    return impl
 
 
 @overload(compiled_keep_data, **_OVERLOAD)

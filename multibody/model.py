@@ -37,7 +37,8 @@ LOAD_MARKERS = {
     "Coordinate": (COORDINATE_MARKERS, "a NodeCoordinate marker"),
 }
 _RIGID_NODES = {"RigidBodyEP", "RigidBodyRxyz", "RigidBodyRotVecLG", "RigidBody2D"}
-MARKER_NODES = {"NodeRigid": _RIGID_NODES,  # marker type -> nodes
+# marker type -> nodes (NodeRigid on a ground point: Exudyn's fixed frame, its rotation the identity)
+MARKER_NODES = {"NodeRigid": _RIGID_NODES | {"PointGround"},
                 "NodePosition": _RIGID_NODES | {"Point", "PointGround", "Point2D"},
                 "NodeCoordinate": _RIGID_NODES | {"Point", "PointGround", "Point2D", "GenericODE2"}}
 USER_FUNCTION_FIELDS = ("loadVectorUserFunction", "loadUserFunction", "springForceUserFunction")
@@ -339,6 +340,10 @@ class _Checker:
                 self.refs[("objects", i, "markerNumbers")] = ms
                 if None not in ms and self.marker_frame(ms[0]) == self.marker_frame(ms[1]):
                     self.problem("objects", i, ".markerNumbers", "both markers are on the same body or node")
+                check = OBJECT_TYPES[t].marker_problems
+                for path, message in check(obj, [self.doc.markers[m].markerType for m in ms]) \
+                        if check and None not in ms else ():
+                    self.problem("objects", i, path, message)
                 for k in (0, 1):
                     rm = getattr(obj, f"rotationMarker{k}", None)
                     if rm is not None and rm != S.IDENTITY3:

@@ -119,9 +119,9 @@ CHUNK_BYTES = 4 << 20  # bound on a chunk's states and kinematics: large models 
 
 
 def written_rows(system) -> np.ndarray:
-    """The buffer a compiled step loop fills with the rows it writes, packed [t, q, v, q̈, λ] (SensorSet.record_rows),
-    before it returns to Python: as many rows as a chunk, at most CHUNK_BYTES."""
-    width = 1 + 3 * system.n2 + system.nae
+    """The buffer a compiled step loop fills with the rows it writes, packed [t, q, v, q̈, λ, data coordinates]
+    (SensorSet.record_rows), before it returns to Python: as many rows as a chunk, at most CHUNK_BYTES."""
+    width = 1 + 3 * system.n2 + system.nae + system.ndata
     return np.empty((max(1, min(CHUNK_ROWS, CHUNK_BYTES // (8 * width))), width))
 
 
@@ -138,8 +138,9 @@ class SensorSet:
         self.blocks: list[list[np.ndarray]] = [[] for _ in sensors]  # per sensor: evaluated chunks [t, value]
         markers = any(self.reads_markers(i, sensor) for i, sensor in enumerate(sensors))
         n2, nae = system.n2, system.nae
-        rows = max(1, min(CHUNK_ROWS, CHUNK_BYTES // (8 * (1 + 3 * n2 + nae) + row_bytes(system, markers))))
-        self.t, self.lam = np.empty(rows), np.empty((rows, nae))
+        row = 8 * (1 + 3 * n2 + nae + system.ndata) + row_bytes(system, markers)
+        rows = max(1, min(CHUNK_ROWS, CHUNK_BYTES // row))
+        self.t, self.lam, self.data = np.empty(rows), np.empty((rows, nae)), np.empty((rows, system.ndata))
         self.q, self.v, self.a = np.empty((rows, n2)), np.empty((rows, n2)), np.empty((rows, n2))
         self.count = 0  # rows kept, not yet evaluated
         self.kin = empty_rows(system, rows, markers)  # reused: filling fresh arrays (page faults) costs more
@@ -150,20 +151,22 @@ class SensorSet:
         k = self.count
         self.t[k], self.q[k], self.v[k], self.a[k] = t, q, v, a
         np.multiply(lam, lam_sign, out=self.lam[k])
+        self.data[k] = np.concatenate([g.data.dc.ravel() for g in self.system.data_groups] or [np.zeros(0)])
         self.count += 1
         if self.count == len(self.t):
             self.evaluate_rows()
 
     def record_rows(self, rows: np.ndarray) -> None:
-        """Keep written rows packed as [t, q, v, q̈, λ] (the compiled step loop's layout)."""
-        n2 = self.system.n2
+        """Keep written rows packed as [t, q, v, q̈, λ, data coordinates] (the compiled step loop's layout)."""
+        n2, nae = self.system.n2, self.system.nae
         while len(rows):
             k = self.count
             m = min(len(rows), len(self.t) - k)
             block, rows = rows[:m], rows[m:]
             self.t[k:k + m], self.q[k:k + m] = block[:, 0], block[:, 1:1 + n2]
             self.v[k:k + m], self.a[k:k + m], self.lam[k:k + m] = \
-                block[:, 1 + n2:1 + 2 * n2], block[:, 1 + 2 * n2:1 + 3 * n2], block[:, 1 + 3 * n2:]
+                block[:, 1 + n2:1 + 2 * n2], block[:, 1 + 2 * n2:1 + 3 * n2], block[:, 1 + 3 * n2:1 + 3 * n2 + nae]
+            self.data[k:k + m] = block[:, 1 + 3 * n2 + nae:]
             self.count += m
             if self.count == len(self.t):
                 self.evaluate_rows()
@@ -175,6 +178,7 @@ class SensorSet:
             return
         t = self.t[:n]
         kin = row_kinematics(self.system, t, self.q[:n], self.v[:n], self.a[:n], out=self.kin)
+        self.data_rows = self.data[:n]  # the data coordinates of these rows (output_function)
         values = [np.asarray(output(kin, self.lam[:n]), float).reshape(n, -1) for output in self.outputs]
         for value, blocks in zip(values, self.blocks):  # matrices row by row, after the time
             blocks.append(np.concatenate([t[:, None], value], axis=1))
@@ -239,6 +243,10 @@ class SensorSet:
             if hasattr(group, "ae"):
                 ae = group.ae[k]
                 return lambda kin, lam: group.output(kin, k, var, lam[:, ae], s.motions.joint_force(obj, lam))
+            if getattr(group, "OUTPUT_DATA", False):  # outputs of the item's data coordinates at each row
+                size = group.data.dc.shape[1]
+                start = s.data_offset[id(group)] + k * size
+                return lambda kin, lam: group.output(kin, k, var, self.data_rows[:, start:start + size])
             return lambda kin, lam: group.output(kin, k, var)
         if t == "Marker":
             marker = ref("markerNumber")

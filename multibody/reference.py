@@ -92,6 +92,14 @@ def _zoo() -> dict:
                {"markerType": "BodyPosition", "bodyNumber": 0, "localPosition": [0, -1, 0]},
                {"markerType": "BodyPosition", "bodyNumber": 14}, rigid(14), rigid(15),
                {"markerType": "BodyPosition", "bodyNumber": 18}, rigid(23), rigid(25), rigid(27), rigid(30)]
+    # a sphere in contact with the ground's sphere, its data node
+    nodes += [{"nodeType": "RigidBodyEP", "referenceCoordinates": [9, 0, 0.19, 1, 0, 0, 0]},
+              {"nodeType": "GenericData", "numberOfDataCoordinates": 4, "initialCoordinates": [-0.01, 0, 0, 0]}]
+    objects += [body(len(nodes) - 2), {"objectType": "ContactSphereSphere", "markerNumbers": [len(markers),
+                                                                                             len(markers) + 1],
+                                       "nodeNumber": len(nodes) - 1, "spheresRadii": [0.1, 0.1],
+                                       "contactStiffness": 1e3}]
+    markers += [{"markerType": "BodyPosition", "bodyNumber": 0, "localPosition": [9, 0, 0]}, rigid(len(objects) - 2)]
     loads = [{"loadType": "ForceVector", "markerNumber": 6, "loadVector": [0, 1, 0]},
              {"loadType": "TorqueVector", "markerNumber": 2, "loadVector": [0, 0, 1]},
              {"loadType": "MassProportional", "markerNumber": 11, "loadVector": [1, 0, 0]},

@@ -179,10 +179,12 @@ class Recorder:
         return WriteSchedule(t0, 0.0)
 
     def record(self, t: float, q, v, a, lam, lam_sign: float = 1.0) -> None:
-        self.record_rows(np.concatenate([[t], q, v, a, np.multiply(lam, lam_sign)])[None, :])
+        """A row of the solver's state, with the data coordinates as they are now."""
+        data = [g.data.dc.ravel() for g in self.sensors.system.data_groups]
+        self.record_rows(np.concatenate([[t], q, v, a, np.multiply(lam, lam_sign), *data])[None, :])
 
     def record_rows(self, rows: np.ndarray) -> None:
-        """Written rows packed as [t, q, v, q̈, λ] (the compiled step loop's layout)."""
+        """Written rows packed as [t, q, v, q̈, λ, data coordinates] (the compiled step loop's layout)."""
         if self.filters is None:
             self.sensors.record_rows(rows)
             if self.solution_rows is not None:
@@ -196,10 +198,10 @@ class Recorder:
         self._solution(rows[takes[:, 1]])
 
     def _solution(self, rows: np.ndarray) -> None:
-        n2 = self.sensors.system.n2
+        n2, nae = self.sensors.system.n2, self.sensors.system.nae
         if len(rows):
             self.solution_rows.add(rows[:, 0], rows[:, 1:1 + n2], rows[:, 1 + n2:1 + 2 * n2],
-                                   rows[:, 1 + 2 * n2:1 + 3 * n2], rows[:, 1 + 3 * n2:])
+                                   rows[:, 1 + 2 * n2:1 + 3 * n2], rows[:, 1 + 3 * n2:1 + 3 * n2 + nae])
 
     def _flush_last(self) -> None:
         """The last step is always written (WriteSchedule): add it where a filter skipped it."""

@@ -144,6 +144,14 @@ class System:
         self.loads = Loads(self)
         self.forces = [cls(self) for cls in force_groups()]
         self.forces = [g for g in self.forces if g.size]
+        # the groups with data coordinates, in Model.x_forces' order: their place in a sensor row's data part
+        # (kernels.compiled_write_data), and their data there
+        self.data_groups = [g for t in OBJECT_TYPES.values() if t.data_coordinates
+                            for g in self.forces if isinstance(g, t.group)]
+        self.data_offset, self.ndata = {}, 0
+        for g in self.data_groups:
+            self.data_offset[id(g)] = self.ndata
+            self.ndata += g.data.dc.size
         # constant mass matrices of bodies on their nodes' coordinates, as triplets (row, column, value)
         parts = [g.mass_triplets() for g in [self.generic_ode2] + self.forces if hasattr(g, "mass_triplets")]
         self.constant_mass = tuple(np.concatenate([p[j] for p in parts]) for j in range(3))

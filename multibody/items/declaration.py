@@ -45,6 +45,8 @@ class ItemType:
     # (a body's: force kernels, its group is also in System.forces)
     data_coordinates: int = 0  # force: the size of the NodeGenericData at its nodeNumber (kernels' post_newton)
     node_problems: Callable | None = None  # body on nodeNumbers: (item, its nodes' coordinates) -> [(path, message)]
+    # connector: its own checks of its markers, (item, their markerTypes) -> [(path, message)]
+    marker_problems: Callable | None = None
 
     @property
     def name(self) -> str:

@@ -271,7 +271,7 @@ def disc_jacobians(d, kin, dq, dv):
 def disc_post_newton(d, kin):
     """Exudyn's PostNewtonStep of every active item at the converged state: the data coordinates := [slip, gap] of
     the state; returns the largest error: |k gap| and the slip force when the contact changed, else (in contact)
-    the change of the slip force by the data slip's change."""
+    the change of the slip force by the data slip's change; no recommended step (Exudyn's disc gives none)."""
     P, A, V, W = np.empty((2, 3)), np.empty((2, 3, 3)), np.empty((2, 3)), np.empty((2, 3))
     S = np.empty((8, 3))
     largest = 0.0
@@ -293,7 +293,7 @@ def disc_post_newton(d, kin):
             error += np.sqrt((f0 - g0) * (f0 - g0) + (f1 - g1) * (f1 - g1))
         data[0], data[1], data[2] = s0, s1, gap
         largest = max(largest, error)
-    return largest
+    return largest, -1.0
 
 
 @jit

@@ -22,8 +22,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ..kernels import (CONVERGED, GIVE_UP, LU_DONE, LU_REPIVOT, LU_SINGULAR, RESTART, Entries, add_entry, borrowed,
-                       compiled_data_items, compiled_keep_data, compiled_matrix, compiled_post_newton, eval_program,
-                       jit, jit_inline, kinematics, lie_group_prediction,
+                       compiled_data_items, compiled_keep_data, compiled_matrix, compiled_post_newton,
+                       compiled_write_data, eval_program, jit, jit_inline, kinematics, lie_group_prediction,
                        lu_solve_csc_into, motion_rows,
                        newton_rules, newton_update, residual, rigid_mass_matrices,
                        rigid_quadratic_velocity_jacobians, sparse_lu_refactor, spring_jacobians, work)
@@ -481,15 +481,18 @@ def run_steps(model, kin, w, scratch, method, newton, max_it, timing, q, v, a, a
     iteration: after a converged Newton their post-Newton step sets the data; while its error exceeds the
     tolerance, Newton solves the step again from its start with the new data, at most `disc_max` times (then
     the step is kept, or with `disc_ignore` false fails as a failed Newton does); a failed step restores the
-    data of its start. Its extra Newton solves count in the recovery rule's iterations, as Exudyn's. Sensor rows are written when t reaches the next write time, and at the end.
-    Written sensor rows go to rows[istate[ROWS]] = [t, q, v, q̈, λ]. The Newton matrix's LU stays
+    data of its start. Its extra Newton solves count in the recovery rule's iterations, as Exudyn's. An item's
+    recommended step (`disc_recommend`: Exudyn's useRecommendedStepSize) shorter than the step, while the error
+    exceeds the tolerance, fails the step as Exudyn's: adaptive steps go on with min(0.75 h, recommended).
+    Sensor rows are written when t reaches the next write time, and at the end.
+    Written sensor rows go to rows[istate[ROWS]] = [t, q, v, q̈, λ, data coordinates]. The Newton matrix's LU stays
     in `fact` across calls: modified Newton reuses it. kin, w (kernels.work) and scratch (7 vectors:
     q, v, q̈ and λ of the Newton iterate, the predictor's â, the right-hand side, column maxima) are
     the caller's, so that every array here can be borrowed (kernels.borrowed)."""
     model, kin, w, scratch, fact = borrowed(model), borrowed(kin), borrowed(w), borrowed(scratch), borrowed(fact)
     q, v, a, abar, lam, fstate, istate, rows = borrowed((q, v, a, abar, lam, fstate, istate, rows))
     t0, t_end, steps, h_nominal, adaptive, decrease, increase, min_step, recovery_its, recovery_steps, \
-        period, disc_tol, disc_max, disc_ignore = timing
+        period, disc_tol, disc_max, disc_ignore, disc_recommend = timing
     qn, vn, an, lam_n, ahat, rhs, colmax = scratch
     n2 = q.shape[0]
     discontinuous = compiled_data_items(model.x_forces) > 0
@@ -505,19 +508,24 @@ def run_steps(model, kin, w, scratch, method, newton, max_it, timing, q, v, a, a
             abar_start[:] = abar
             compiled_keep_data(model.x_forces, False)
         disc_its = 0
+        recommended = -1.0  # a step an item recommends, shorter than this one
         while True:
             status, its = _newton(t + hh, hh, q, v, a, abar, qn, vn, an, lam_n, ahat, rhs, method, newton, max_it,
                                   model, kin, w, fact, colmax, istate)
             if status != 1 or not discontinuous:
                 break
             disc_its += 1  # kin is the converged state's (_newton's last residual)
-            if compiled_post_newton(model.x_forces, kin) <= disc_tol:
+            error, step = compiled_post_newton(model.x_forces, kin)
+            if error <= disc_tol:
                 break
             if disc_its >= disc_max:
                 if disc_ignore == 0.0:
                     status = 0
                 break
             abar[:] = abar_start
+            if disc_recommend != 0.0 and 0.0 <= step < (1.0 + 1e-8) * hh:
+                status, recommended = 0, step
+                break
         if discontinuous and status != 1:
             abar[:] = abar_start
             compiled_keep_data(model.x_forces, True)
@@ -526,6 +534,13 @@ def run_steps(model, kin, w, scratch, method, newton, max_it, timing, q, v, a, a
         if status < 0:
             fstate[FAIL_H] = hh
             return SINGULAR if status == -1 else LINEAR_SETUP if status == -2 else UNDEFINED_LAW
+        if status == 0 and recommended >= 0.0:  # Exudyn's ReduceStepSize with a recommended step
+            if not adaptive or hh <= min_step:
+                fstate[FAIL_H] = hh
+                return NEWTON_FAILED
+            fstate[H] = max(min_step, min(0.75 * hh, recommended))
+            istate[GOOD_STEPS] = 0
+            continue
         if status == 0:
             if not adaptive or hh * decrease < min_step:
                 fstate[FAIL_H] = hh
@@ -557,7 +572,8 @@ def run_steps(model, kin, w, scratch, method, newton, max_it, timing, q, v, a, a
             row[1:1 + n2] = q
             row[1 + n2:1 + 2 * n2] = v
             row[1 + 2 * n2:1 + 3 * n2] = a
-            row[1 + 3 * n2:] = lam
+            row[1 + 3 * n2:1 + 3 * n2 + lam.shape[0]] = lam
+            compiled_write_data(model.x_forces, row[1 + 3 * n2 + lam.shape[0]:])
             istate[ROWS] += 1
         for i in range(n2):
             if not math.isfinite(q[i]):

@@ -75,7 +75,8 @@ class CompiledLoop:
         self.timing = np.array([t0, t_end, steps, (t_end - t0) / steps, ti["adaptiveStep"], ti["adaptiveStepDecrease"],
                                 ti["adaptiveStepIncrease"], ti["minimumStepSize"],
                                 ti["adaptiveStepRecoveryIterations"], ti["adaptiveStepRecoverySteps"], 0.0,
-                                disc["iterationTolerance"], disc["maxIterations"], disc["ignoreMaxIterations"]], float)
+                                disc["iterationTolerance"], disc["maxIterations"], disc["ignoreMaxIterations"],
+                                disc["useRecommendedStepSize"]], float)
         # run_steps' state (alpha_kernel.T..., STEP_INDEX...): time, step size, next write time, failed step
         self.fstate = np.array([t0, (t_end - t0) / steps, t0, 0.0])
         self.istate = np.array([0, 0, 0, 0, 0, 1, 0], np.int64)
