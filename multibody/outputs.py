@@ -118,11 +118,11 @@ CHUNK_ROWS = 4096  # rows evaluated together: each chunk costs ~1 ms of Python a
 CHUNK_BYTES = 4 << 20  # bound on a chunk's states and kinematics: large models evaluate fewer rows at once
 
 
-def written_rows(system) -> np.ndarray:
+def written_rows(system, capacity: int = CHUNK_ROWS) -> np.ndarray:
     """The buffer a compiled step loop fills with the rows it writes, packed [t, q, v, q̈, λ, data coordinates]
-    (SensorSet.record_rows), before it returns to Python: as many rows as a chunk, at most CHUNK_BYTES."""
+    (SensorSet.record_rows), before it returns to Python: `capacity` rows (SensorSet.capacity), at most CHUNK_BYTES."""
     width = 1 + 3 * system.n2 + system.nae + system.ndata
-    return np.empty((max(1, min(CHUNK_ROWS, CHUNK_BYTES // (8 * width))), width))
+    return np.empty((max(1, min(capacity, CHUNK_BYTES // (8 * width))), width))
 
 
 class SensorSet:
@@ -130,7 +130,9 @@ class SensorSet:
     at once (their kinematics in one compiled call, then one numpy expression per sensor): a
     Python evaluation per sensor and row cost more than the solve of small models."""
 
-    def __init__(self, system):
+    def __init__(self, system, planned_rows: int = CHUNK_ROWS):
+        """planned_rows: how many rows the solve would write at most with its planned steps (a chunk larger
+        than that only costs the page faults of filling it)."""
         self.system = system
         self.loaded = system.loaded
         sensors = self.loaded.document.sensors
@@ -139,7 +141,7 @@ class SensorSet:
         markers = any(self.reads_markers(i, sensor) for i, sensor in enumerate(sensors))
         n2, nae = system.n2, system.nae
         row = 8 * (1 + 3 * n2 + nae + system.ndata) + row_bytes(system, markers)
-        rows = max(1, min(CHUNK_ROWS, CHUNK_BYTES // row))
+        rows = self.capacity = max(1, min(CHUNK_ROWS, planned_rows, CHUNK_BYTES // row))
         self.t, self.lam, self.data = np.empty(rows), np.empty((rows, nae)), np.empty((rows, system.ndata))
         self.q, self.v, self.a = np.empty((rows, n2)), np.empty((rows, n2)), np.empty((rows, n2))
         self.count = 0  # rows kept, not yet evaluated

@@ -156,7 +156,10 @@ class Recorder:
 
     def __init__(self, system, kind: str = "dynamic", store: bool | None = None):
         loaded = system.loaded
-        self.sensors = SensorSet(system)
+        settings = loaded.settings
+        steps = settings["staticSolver"]["numberOfLoadSteps"] if kind == "static" else \
+            settings["timeIntegration"]["numberOfSteps"]
+        self.sensors = SensorSet(system, planned_rows=int(steps) + 2)  # the steps, the start and a last one
         self.solution_rows = SolutionRows(system, kind) if (requested(loaded) if store is None else store) else None
         file, sensors = loaded.settings["solution"]["file"], loaded.settings["solution"]["sensors"]
         self.sensor_period, self.solution_period = sensors["writePeriod"], file["writePeriod"]

@@ -82,7 +82,6 @@ class CompiledLoop:
         self.istate = np.array([0, 0, 0, 0, 0, 1, 0], np.int64)
         dense_max = DENSE_MAX_UNKNOWNS if nt["useModifiedNewton"] else DENSE_MAX_UNKNOWNS_FULL_NEWTON
         self.fact = linear_system(s.n, s.n <= dense_max, entry_bound(s.model))
-        self.rows = written_rows(s)
         self.kin, self.w = work(s.model, s.n2, s.nae)
         e = np.empty
         self.scratch = (e(s.n2), e(s.n2), e(s.n2), e(s.nae), e(s.n2), e(s.n), e(s.n))
@@ -130,13 +129,14 @@ class CompiledLoop:
         self.timing[10] = writer.period
         self.poll(float(fstate[T]))  # a job canceled while queued stops before its first step
         max_steps = 16  # then as many as take about seconds_per_call
+        rows = written_rows(self.system, sensors.sensors.capacity)
         run = RepeatedCall(alpha_kernel.run_steps)  # the same arrays at every call
         while True:
             started, steps_before = time.perf_counter(), istate[N_STEPS]
             istate[ROWS] = 0
             code = run(self.system.model, self.kin, self.w, self.scratch, self.method, self.newton, self.max_iterations,
-                       self.timing, q, v, a, abar, lam, fstate, istate, self.fact, self.rows, max_steps)
-            sensors.record_rows(self.rows[:istate[ROWS]])
+                       self.timing, q, v, a, abar, lam, fstate, istate, self.fact, rows, max_steps)
+            sensors.record_rows(rows[:istate[ROWS]])
             writer.next = float(fstate[WRITE_NEXT])
             if code == LINEAR_SETUP:  # the step that asked starts again (its iterations so far stay counted)
                 if self.setup():
