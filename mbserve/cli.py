@@ -269,7 +269,10 @@ def openapi(output: Annotated[Path, typer.Option("-o", "--output")] = Path("open
 @app.command()
 def reference(output: Annotated[Path, typer.Option("-o", "--output")] = Path("docs/model-reference.md")):
     """Write the model reference (every item type, its parameters and output variables) from the schema."""
+    import multibody
+    from multibody.kernel_cache import print_progress
     from multibody.reference import model_reference
+    multibody.ensure_compiled(print_progress)  # its output columns come from a solve: not beside another compile
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(model_reference())
     typer.echo(f"wrote {output}", err=True)
