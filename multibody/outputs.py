@@ -115,7 +115,7 @@ def check_sensor_outputs(loaded) -> list[Problem]:
 
 
 CHUNK_ROWS = 4096  # rows evaluated together: each chunk costs ~1 ms of Python and numpy calls per sensor set
-CHUNK_BYTES = 4 << 20  # bound on a chunk's states and kinematics: large models evaluate fewer rows at once
+CHUNK_BYTES = 2 << 20  # bound on a chunk's states and kinematics: large models evaluate fewer rows at once
 
 
 def written_rows(system, capacity: int = CHUNK_ROWS) -> np.ndarray:
