@@ -1,0 +1,25 @@
+"""An Exudyn model solved by mbserve (exported) and by Exudyn 1.13.6, compared: the compiled item types with a
+discontinuous iteration (penalty disc, sphere contact) follow Exudyn's Newton rules and sensors."""
+from __future__ import annotations
+
+import numpy as np
+
+import multibody
+
+
+def assert_solves_as_exudyn(mbs, settings, rtol: float, floor: float) -> None:
+    """Newton iterations within 3 of Exudyn's (its Newton matrix differs a little: numerical derivatives in node
+    coordinates, ours in the markers' motion), the same Jacobian count, every sensor within
+    rtol·max(floor, its largest value)."""
+    import exudyn as exu
+    from mbserve.exudyn import export
+    ours = multibody.simulate(export(mbs, settings, solve={"type": "Dynamic", "solverType": "GeneralizedAlpha"}))
+    assert ours.status == "succeeded", ours.error
+    solver = exu.MainSolverImplicitSecondOrder()
+    solver.SolveSystem(mbs, settings)
+    assert abs(ours.solver["newtonIterations"] - solver.it.newtonStepsCount) <= 3
+    assert ours.solver["jacobians"] == solver.it.newtonJacobiCount
+    for i, series in enumerate(ours.sensors.values()):
+        theirs = np.asarray(mbs.GetSensorStoredData(i))
+        assert series.data.shape == theirs.shape
+        assert np.abs(series.data - theirs).max() <= rtol * max(floor, np.abs(theirs).max()), i
