@@ -36,6 +36,8 @@ from .user_functions import UserFunctions
 ROTATION3 = {"RigidBodyRxyz": (K.TAIT_BRYAN, R.rxyz_rotation), "RigidBodyRotVecLG": (K.ROTATION_VECTOR,
                                                                                    R.rotation_vector_matrix)}
 
+_EMPTY_DATA: dict[type, tuple] = {}  # compiled group class -> its data without items (System._data_of)
+
 
 class System:
     """Compiled from a LoadedModel; read-only during a solve."""
@@ -142,7 +144,9 @@ class System:
         self.mass_points = MassPoints(self)
         self.generic_ode2 = GenericODE2Objects(self)
         self.loads = Loads(self)
-        self.forces = [cls(self) for cls in force_groups()]
+        # only the types this model has build a group (a type without items: its empty data, _data_of)
+        present = {o.objectType for o in doc.objects}
+        self.forces = [cls(self) for cls in force_groups() if cls.OBJECT_TYPE in present]
         self.forces = [g for g in self.forces if g.size]
         # the groups with data coordinates, in Model.x_forces' order: their place in a sensor row's data part
         # (kernels.compiled_write_data), and their data there
@@ -158,7 +162,8 @@ class System:
         self.ae_offset = 0
         self.ep_constraints = EPNormalization(self)
         self.motions = Motions(self)
-        self.constraints = [self.ep_constraints] + [g for cls in constraint_groups() for g in cls.groups(self)] + [self.motions]
+        self.constraints = [self.ep_constraints] + [g for cls in constraint_groups() if cls.OBJECT_TYPE in present
+                                                    for g in cls.groups(self)] + [self.motions]
         self.constraints = [g for g in self.constraints if g.size]
         self.nae = self.ae_offset
         self.all_active = [bool(g.active.all()) for g in self.constraints]
@@ -242,9 +247,20 @@ class System:
         # every compiled type of the registry, with or without items here: one signature per registry
         compiled = [t for t in OBJECT_TYPES.values() if t.kernels is not None]
         for role, groups in (("constraint", self.constraints), ("force", self.forces)):
-            fields[f"x_{role}s"] = tuple(group(t.group, groups).data for t in compiled
+            fields[f"x_{role}s"] = tuple(self._data_of(t.group, groups) for t in compiled
                                          if t.role == role or (role == "force" and t.role == "body"))
         return K.Model(**fields)
+
+    def _data_of(self, cls, groups):
+        """The Model's data of a compiled type: its group's, or for a type without items here one empty data
+        made once per class (its arrays have no rows, so no model's values; building a group per type and
+        model cost more than a small model's solve)."""
+        found = next((g for g in groups if isinstance(g, cls)), None)
+        if found is not None:
+            return found.data
+        if cls not in _EMPTY_DATA:
+            _EMPTY_DATA[cls] = cls(self).data
+        return _EMPTY_DATA[cls]
 
     def velocity_rows(self) -> np.ndarray:
         """(nae,) bool: the λ rows of velocity-level constraints, motions aside."""
