@@ -216,6 +216,21 @@ class Model(NamedTuple):
     x_forces: tuple
 
 
+class FrameModel(NamedTuple):
+    """The arrays of kernels.Model that the kinematics read. A compiled call types and unboxes every array of its
+    arguments: with the whole Model (~100 arrays) that cost more than mini's rows themselves."""
+    fcols: np.ndarray
+    fpos_ref: np.ndarray
+    ftheta_ref: np.ndarray
+    f_is_ep: np.ndarray
+    f_is_2d: np.ndarray
+    f_rotation: np.ndarray
+    mframe: np.ndarray
+    mlocal: np.ndarray
+    mrot: np.ndarray
+    mrot_identity: np.ndarray
+
+
 class Kin(NamedTuple):
     """The kinematics of one state (System.Kinematics' arrays; q, v with the dummy slot)."""
     q: np.ndarray
@@ -555,15 +570,16 @@ def _compiled_force_matrix(E, forces, kin, n2, k_factor, d_factor):
     def impl(E, forces, kin, n2, k_factor, d_factor):
         data = forces[0]
         n, nc = data.cols.shape
-        dq, dv = np.zeros((n, nc, nc)), np.zeros((n, nc, nc))
-        _item_force_jacobians(data, kin, dq, dv)
-        for k in range(n):
-            for i in range(nc):
-                r = data.cols[k, i]
-                for j in range(nc):
-                    c = data.cols[k, j]
-                    if r < n2 and c < n2:
-                        add_entry(E, r, c, -(k_factor * dq[k, i, j] + d_factor * dv[k, i, j]))
+        if n:  # as compiled_forces
+            dq, dv = np.zeros((n, nc, nc)), np.zeros((n, nc, nc))
+            _item_force_jacobians(data, kin, dq, dv)
+            for k in range(n):
+                for i in range(nc):
+                    r = data.cols[k, i]
+                    for j in range(nc):
+                        c = data.cols[k, j]
+                        if r < n2 and c < n2:
+                            add_entry(E, r, c, -(k_factor * dq[k, i, j] + d_factor * dv[k, i, j]))
         compiled_force_matrix(E, forces[1:], kin, n2, k_factor, d_factor)
     return impl
 
@@ -576,20 +592,21 @@ def _compiled_constraint_matrix(E, constraints, kin, n2, level_factor, velocity_
     def impl(E, constraints, kin, n2, level_factor, velocity_factor, acceleration_factor):
         data = constraints[0]
         (n, nr), nc = data.ae.shape, data.cols.shape[1]
-        g, C = np.empty((n, nr)), np.empty((n, nr, nc))
-        _item_rows(data, kin, False, g, C)  # C does not depend on the level
-        for k in range(n):
-            act = 1.0 if data.active[k] else 0.0
-            for r in range(nr):
-                row = n2 + data.ae[k, r]
-                level = data.levels[k, r]
-                factor = level_factor if level == 0 else (velocity_factor if level == 1 else acceleration_factor)
-                for j in range(nc):
-                    c = data.cols[k, j]
-                    if c < n2:
-                        add_entry(E, c, row, C[k, r, j] * act)
-                        add_entry(E, row, c, C[k, r, j] * act * factor)
-                add_entry(E, row, row, 1.0 - act)
+        if n:  # as compiled_forces
+            g, C = np.empty((n, nr)), np.empty((n, nr, nc))
+            _item_rows(data, kin, False, g, C)  # C does not depend on the level
+            for k in range(n):
+                act = 1.0 if data.active[k] else 0.0
+                for r in range(nr):
+                    row = n2 + data.ae[k, r]
+                    level = data.levels[k, r]
+                    factor = level_factor if level == 0 else (velocity_factor if level == 1 else acceleration_factor)
+                    for j in range(nc):
+                        c = data.cols[k, j]
+                        if c < n2:
+                            add_entry(E, c, row, C[k, r, j] * act)
+                            add_entry(E, row, c, C[k, r, j] * act * factor)
+                    add_entry(E, row, row, 1.0 - act)
         compiled_constraint_matrix(E, constraints[1:], kin, n2, level_factor, velocity_factor, acceleration_factor)
     return impl
 
@@ -1430,20 +1447,39 @@ def joint_accelerations_into(ujd, us, scratch, Cs, mats, vecs, qs, mk, a, q, v, 
 
 
 @jit
+def motion_accelerations(ujd, us, scratch, Cs, mats, vecs, qs, mk, a, q, v, C, cols, m0, m1, R0, R1, revolute,
+                         frames):
+    """joint_accelerations_into (frames: a FrameModel), compiled once rather than inlined into every residual."""
+    joint_accelerations_into(ujd, us, scratch, Cs, mats, vecs, qs, mk, a, q, v, C, cols, m0, m1, R0, R1, revolute,
+                             frames)
+
+
+@jit_inline
 def motion_rows(t, a, levels, velocity_level, model, kin, w):
     """The motions' rows into w.mo_g and their C into w.mo_C (Motions.evaluate; with levels all 2
     and velocity_level, Motions.rate_residual), the joint coordinates and rates into w.mo_q[0:2].
     Acceleration-level rows take u̇_j from joint_accelerations_into. Returns -1, or the first motion
-    whose law is undefined there (its row is then unset)."""
+    whose law is undefined there (its row is then unset). Inlined: a compiled call with the whole Model
+    cost ~3 µs per residual, three times a small model's residual without motions."""
     m = model
     qj, uj, ujd, us = w.mo_q[0], w.mo_q[1], w.mo_q[2], w.mo_q[3]
     joint_coordinates_into(qj, uj, w.mo_C, w.mats, w.vecs, kin.rot, kin.pos, kin.vel, kin.omega, kin.Jpos, kin.Jrot,
                            m.mo_m0, m.mo_m1, m.mo_R0, m.mo_R1, m.mo_revolute)
-    if (levels == 2).any():
-        joint_accelerations_into(ujd, us, w.mo_g, w.mo_Cs, w.mats, w.vecs, w.tmp, w.mo_kin, a, kin.q, kin.v, w.mo_C,
-                                 m.mo_cols, m.mo_m0, m.mo_m1, m.mo_R0, m.mo_R1, m.mo_revolute, m)
+    for r in range(levels.shape[0]):
+        if levels[r] == 2:
+            motion_accelerations(ujd, us, w.mo_g, w.mo_Cs, w.mats, w.vecs, w.tmp, w.mo_kin, a, kin.q, kin.v, w.mo_C,
+                                 m.mo_cols, m.mo_m0, m.mo_m1, m.mo_R0, m.mo_R1, m.mo_revolute,
+                                 FrameModel(m.fcols, m.fpos_ref, m.ftheta_ref, m.f_is_ep, m.f_is_2d, m.f_rotation,
+                                            m.mframe, m.mlocal, m.mrot, m.mrot_identity))
+            break
     return motion_residual(m.mo_code, m.mo_consts, m.mo_start, levels, m.mo_revolute, t, qj, uj, ujd, velocity_level,
                            w.mo_g, w.mo_x, w.mo_work)
+
+
+@jit
+def motion_rows_at(t, a, levels, velocity_level, model, kin, w):
+    """motion_rows called from Python (Motions.rows): an inlined kernel has no cached machine code of its own."""
+    return motion_rows(t, a, levels, velocity_level, model, kin, w)
 
 
 @jit

@@ -8,27 +8,11 @@ file): after changing those, delete the cached `output_kernels.*` files (or touc
 from __future__ import annotations
 
 import dataclasses
-from typing import NamedTuple
 
 import numpy as np
 
-from .kernels import _empty_kin, jit, joint_accelerations_into, joint_coordinates, kinematics_of_rows
+from .kernels import FrameModel, _empty_kin, jit, joint_accelerations_into, joint_coordinates, kinematics_of_rows
 from .kinematics import ROW_ARRAYS, empty_kinematics
-
-
-class FrameModel(NamedTuple):
-    """The arrays of kernels.Model that the kinematics read. A compiled call types and unboxes every array of its
-    arguments: with the whole Model (~100 arrays) that cost more than mini's rows themselves."""
-    fcols: np.ndarray
-    fpos_ref: np.ndarray
-    ftheta_ref: np.ndarray
-    f_is_ep: np.ndarray
-    f_is_2d: np.ndarray
-    f_rotation: np.ndarray
-    mframe: np.ndarray
-    mlocal: np.ndarray
-    mrot: np.ndarray
-    mrot_identity: np.ndarray
 
 
 @jit

@@ -76,7 +76,7 @@ class Motions:
         if self._w is None:
             self._w = K.work(self.system.model, self.system.n2, self.system.nae)[1]
         w = self._w
-        bad = K.motion_rows(kin.t, np.ascontiguousarray(a, dtype=float), levels, velocity_level, self.system.model,
+        bad = K.motion_rows_at(kin.t, np.ascontiguousarray(a, dtype=float), levels, velocity_level, self.system.model,
                             kin.arrays(), w)
         if bad >= 0:
             self._undefined(bad, levels[bad], velocity_level, kin.t, w.mo_q[0], w.mo_q[1])

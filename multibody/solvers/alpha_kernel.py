@@ -573,7 +573,8 @@ def run_steps(model, kin, w, scratch, method, newton, max_it, timing, q, v, a, a
             row[1 + n2:1 + 2 * n2] = v
             row[1 + 2 * n2:1 + 3 * n2] = a
             row[1 + 3 * n2:1 + 3 * n2 + lam.shape[0]] = lam
-            compiled_write_data(model.x_forces, row[1 + 3 * n2 + lam.shape[0]:])
+            if discontinuous:  # a call with every compiled type's arrays: only where there is data to write
+                compiled_write_data(model.x_forces, row[1 + 3 * n2 + lam.shape[0]:])
             istate[ROWS] += 1
         for i in range(n2):
             if not math.isfinite(q[i]):
