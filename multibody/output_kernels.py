@@ -25,6 +25,8 @@ class FrameModel(NamedTuple):
     f_is_ep: np.ndarray
     f_is_2d: np.ndarray
     f_rotation: np.ndarray
+    f_R0: np.ndarray
+    f_turned: np.ndarray
     mframe: np.ndarray
     mlocal: np.ndarray
     mrot: np.ndarray
@@ -93,5 +95,6 @@ def row_kinematics(system, t: np.ndarray, q: np.ndarray, v: np.ndarray, a: np.nd
 def frame_model(m, markers: int) -> FrameModel:
     """The arrays of the model m that kinematics_rows reads, for its first `markers` markers (leading rows of
     contiguous arrays: one compiled signature)."""
-    return FrameModel(m.fcols, m.fpos_ref, m.ftheta_ref, m.f_is_ep, m.f_is_2d, m.f_rotation, m.mframe[:markers],
+    return FrameModel(m.fcols, m.fpos_ref, m.ftheta_ref, m.f_is_ep, m.f_is_2d, m.f_rotation, m.f_R0, m.f_turned,
+                      m.mframe[:markers],
                       m.mlocal[:markers], m.mrot[:markers], m.mrot_identity[:markers])
