@@ -99,6 +99,9 @@ class Model(NamedTuple):
     f_is_2d: np.ndarray  # (nF,) a planar frame: columns x, y, -, φ (its θ is [φ, 0, 0, 0])
     f_rotation: np.ndarray  # (nF,) the parametrization of a frame's three rotation coordinates (columns x, y, z, r0,
     # r1, r2, -; θ = [r0, r1, r2, 0]): TAIT_BRYAN, ROTATION_VECTOR; NO_ROTATION3 on the other frames
+    f_R0: np.ndarray  # (nF,3,3) a turned frame's constant rotation R0 (the referenceRotation of a Mass1D or
+    # RotationalMass1D on a Node1D): position p_ref + R0 u, A = R0 A(θ), ω = R0 G θ̇ (kernels._turn_frame)
+    f_turned: np.ndarray  # (nF,) the frame is turned by f_R0
     lie_cols: np.ndarray  # (nL,3) the rotation columns of the rotation-vector (Lie group) nodes
     lie_ref: np.ndarray  # (nL,3) their reference rotation vectors
     mframe: np.ndarray  # (nm,) each marker's frame
@@ -225,6 +228,8 @@ class FrameModel(NamedTuple):
     f_is_ep: np.ndarray
     f_is_2d: np.ndarray
     f_rotation: np.ndarray
+    f_R0: np.ndarray
+    f_turned: np.ndarray
     mframe: np.ndarray
     mlocal: np.ndarray
     mrot: np.ndarray
@@ -797,6 +802,28 @@ def rxyz_gbar_t_rates(th, tt):
 
 
 @jit_inline
+def _turn_frame(R0, p_ref, cols, qx, vx, fpos, fvel, fA, fG, fomega, r, f):
+    """Frame f turned by its constant R0 = R0[f]: position p_ref + R0 u (u its x, y, z coordinates), velocity R0 u̇,
+    A = R0 A(θ), G = R0 G(θ), ω = R0 ω (Ḡ and ω̄ unchanged): Exudyn's Mass1D (A_ref (u + b) + p_ref) and
+    RotationalMass1D (A_ref A_z(φ) b + p_ref), their referenceRotation R0."""
+    u0, u1, u2 = qx[r, cols[f, 0]], qx[r, cols[f, 1]], qx[r, cols[f, 2]]
+    w0, w1, w2 = vx[r, cols[f, 0]], vx[r, cols[f, 1]], vx[r, cols[f, 2]]
+    o0, o1, o2 = fomega[r, f, 0], fomega[r, f, 1], fomega[r, f, 2]
+    for i in range(3):
+        fpos[r, f, i] = p_ref[f, i] + (R0[f, i, 0] * u0 + R0[f, i, 1] * u1 + R0[f, i, 2] * u2)
+        fvel[r, f, i] = R0[f, i, 0] * w0 + R0[f, i, 1] * w1 + R0[f, i, 2] * w2
+        fomega[r, f, i] = R0[f, i, 0] * o0 + R0[f, i, 1] * o1 + R0[f, i, 2] * o2
+    for j in range(3):
+        a0, a1, a2 = fA[r, f, 0, j], fA[r, f, 1, j], fA[r, f, 2, j]
+        for i in range(3):
+            fA[r, f, i, j] = R0[f, i, 0] * a0 + R0[f, i, 1] * a1 + R0[f, i, 2] * a2
+    for j in range(4):
+        g0, g1, g2 = fG[r, f, 0, j], fG[r, f, 1, j], fG[r, f, 2, j]
+        for i in range(3):
+            fG[r, f, i, j] = R0[f, i, 0] * g0 + R0[f, i, 1] * g1 + R0[f, i, 2] * g2
+
+
+@jit_inline
 def kinematics(q, v, model, kin):
     """Frames of nodes and grounds, then markers (System.kinematics), into kin (allocated by the
     caller: returning 16 arrays from a compiled function costs more than the loops); q, v without
@@ -811,6 +838,7 @@ def kinematics_of_rows(q, v, model, kin):
     costs two atomic reference counts (numba's), more than the arithmetic."""
     fcols, fpos_ref, ftheta_ref, f_is_ep, f_is_2d, f_rotation = model.fcols, model.fpos_ref, model.ftheta_ref, \
         model.f_is_ep, model.f_is_2d, model.f_rotation
+    f_R0, f_turned = model.f_R0, model.f_turned
     mframe, mlocal, mrot, mrot_identity = model.mframe, model.mlocal, model.mrot, model.mrot_identity
     qx, vx, theta, theta_t, fA, fG, fGbar = kin.q, kin.v, kin.theta, kin.theta_t, kin.fA, kin.fG, kin.fGbar
     fpos, fvel, fomega, pos, rot, vel, omega, Jpos, Jrot, omega_local = kin.fpos, kin.fvel, kin.fomega, kin.pos, \
@@ -833,6 +861,8 @@ def kinematics_of_rows(q, v, model, kin):
             if f_is_2d[f]:  # the marker Jacobians below become e_z × (A b) and e_z, and ω = [0, 0, φ̇]
                 _planar_frame(theta[r, f, 0], fA, fG, fGbar, r, f)
                 fomega[r, f, 0], fomega[r, f, 1], fomega[r, f, 2] = 0.0, 0.0, theta_t[r, f, 0]
+                if f_turned[f]:
+                    _turn_frame(f_R0, fpos_ref, fcols, qx, vx, fpos, fvel, fA, fG, fomega, r, f)
                 continue
             if f_rotation[f] != NO_ROTATION3:
                 _rotation3_frame(f_rotation[f], theta[r, f, 0], theta[r, f, 1], theta[r, f, 2], fA, fG, fGbar, r, f)
@@ -851,6 +881,8 @@ def kinematics_of_rows(q, v, model, kin):
                         fG[r, f, i, j] = 0.0
                         fGbar[r, f, i, j] = 0.0
                     fomega[r, f, i] = 0.0
+            if f_turned[f]:
+                _turn_frame(f_R0, fpos_ref, fcols, qx, vx, fpos, fvel, fA, fG, fomega, r, f)
         for m in range(nm):
             f = mframe[m]
             b0, b1, b2 = mlocal[m, 0], mlocal[m, 1], mlocal[m, 2]
@@ -874,7 +906,7 @@ def kinematics_of_rows(q, v, model, kin):
                     else:
                         rot[r, m, i, j] = fA[r, f, i, 0] * mrot[m, 0, j] + fA[r, f, i, 1] * mrot[m, 1, j] \
                             + fA[r, f, i, 2] * mrot[m, 2, j]
-                    Jpos[r, m, i, j] = 1.0 if i == j else 0.0
+                    Jpos[r, m, i, j] = f_R0[f, i, j] if f_turned[f] else 1.0 if i == j else 0.0
                     Jrot[r, m, i, j] = 0.0
             if f_is_ep[f]:
                 # Exudyn's forms on the body's axes: v = u̇ + A (ω̄ × b), ω = A ω̄, J_pos = [I | -A b̃ Ḡ]. For
@@ -1470,7 +1502,7 @@ def motion_rows(t, a, levels, velocity_level, model, kin, w):
             motion_accelerations(ujd, us, w.mo_g, w.mo_Cs, w.mats, w.vecs, w.tmp, w.mo_kin, a, kin.q, kin.v, w.mo_C,
                                  m.mo_cols, m.mo_m0, m.mo_m1, m.mo_R0, m.mo_R1, m.mo_revolute,
                                  FrameModel(m.fcols, m.fpos_ref, m.ftheta_ref, m.f_is_ep, m.f_is_2d, m.f_rotation,
-                                            m.mframe, m.mlocal, m.mrot, m.mrot_identity))
+                                            m.f_R0, m.f_turned, m.mframe, m.mlocal, m.mrot, m.mrot_identity))
             break
     return motion_residual(m.mo_code, m.mo_consts, m.mo_start, levels, m.mo_revolute, t, qj, uj, ujd, velocity_level,
                            w.mo_g, w.mo_x, w.mo_work)

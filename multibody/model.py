@@ -40,7 +40,7 @@ _RIGID_NODES = {"RigidBodyEP", "RigidBodyRxyz", "RigidBodyRotVecLG", "RigidBody2
 # marker type -> nodes (NodeRigid on a ground point: Exudyn's fixed frame, its rotation the identity)
 MARKER_NODES = {"NodeRigid": _RIGID_NODES | {"PointGround"},
                 "NodePosition": _RIGID_NODES | {"Point", "PointGround", "Point2D"},
-                "NodeCoordinate": _RIGID_NODES | {"Point", "PointGround", "Point2D", "GenericODE2"}}
+                "NodeCoordinate": _RIGID_NODES | {"Point", "PointGround", "Point2D", "GenericODE2", "1D"}}
 USER_FUNCTION_FIELDS = ("loadVectorUserFunction", "loadUserFunction", "springForceUserFunction")
 
 
@@ -302,6 +302,7 @@ class _Checker:
         return idx
 
     def resolve_bodies(self) -> None:
+        bodies_1d: dict[int, int] = {}  # a Node1D -> the body on it (its frame is that body's)
         for i, obj in self.items("objects"):
             t = obj.objectType
             want = BODY_NODES.get(t)
@@ -321,13 +322,20 @@ class _Checker:
                 self.refs[("objects", i, "nodeNumber")] = self.lookup("objects", i, ".nodeNumber", "nodes",
                                                                       obj.nodeNumber, want, what)
                 node = self.refs[("objects", i, "nodeNumber")]
+                key = "inertia" if t == "RotationalMass1D" else "mass"
+                if node is not None and self.doc.nodes[node].nodeType == "1D":
+                    if node in bodies_1d:
+                        self.problem("objects", i, ".nodeNumber", f"its Node1D also carries objects[{bodies_1d[node]}] "
+                                     f"({self.names['objects'][bodies_1d[node]]}): one Mass1D or RotationalMass1D "
+                                     "per Node1D")
+                    bodies_1d[node] = i
                 if node is not None and self.doc.nodes[node].nodeType == "PointGround":
                     if obj.mass < 0:  # fixed: its mass acts nowhere, Exudyn's physicsMass=0 ground point
                         self.problem("objects", i, ".mass", f"must not be negative, got {obj.mass}")
-                elif "mass" not in obj.model_fields_set:
-                    self.problem("objects", i, ".mass", f"missing: a {t} needs a positive mass")
-                elif obj.mass <= 0:
-                    self.problem("objects", i, ".mass", f"must be positive, got {obj.mass}")
+                elif key not in obj.model_fields_set:
+                    self.problem("objects", i, f".{key}", f"missing: a {t} needs a positive {key}")
+                elif getattr(obj, key) <= 0:
+                    self.problem("objects", i, f".{key}", f"must be positive, got {getattr(obj, key)}")
 
     def resolve_connectors(self) -> None:
         self.data_nodes: dict[int, int] = {}  # a GenericData node -> the connector whose data it holds

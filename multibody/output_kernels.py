@@ -77,5 +77,6 @@ def row_kinematics(system, t: np.ndarray, q: np.ndarray, v: np.ndarray, a: np.nd
 def frame_model(m, markers: int) -> FrameModel:
     """The arrays of the model m that kinematics_rows reads, for its first `markers` markers (leading rows of
     contiguous arrays: one compiled signature)."""
-    return FrameModel(m.fcols, m.fpos_ref, m.ftheta_ref, m.f_is_ep, m.f_is_2d, m.f_rotation, m.mframe[:markers],
+    return FrameModel(m.fcols, m.fpos_ref, m.ftheta_ref, m.f_is_ep, m.f_is_2d, m.f_rotation, m.f_R0, m.f_turned,
+                      m.mframe[:markers],
                       m.mlocal[:markers], m.mrot[:markers], m.mrot_identity[:markers])

@@ -100,6 +100,18 @@ def _zoo() -> dict:
                                        "nodeNumber": len(nodes) - 1, "spheresRadii": [0.1, 0.1],
                                        "contactStiffness": 1e3}]
     markers += [{"markerType": "BodyPosition", "bodyNumber": 0, "localPosition": [9, 0, 0]}, rigid(len(objects) - 2)]
+    # a mass and a rotor on Node1D nodes, each on a coordinate spring to the ground point
+    n1d, o1d, m1d = len(nodes), len(objects), len(markers)
+    nodes += [{"nodeType": "1D", "referenceCoordinates": [0.1]}, {"nodeType": "1D", "initialVelocities": [1.0]}]
+    objects += [{"objectType": "Mass1D", "nodeNumber": n1d, "mass": 1.0, "referencePosition": [0, 0, -5]},
+                {"objectType": "RotationalMass1D", "nodeNumber": n1d + 1, "inertia": 1e-3,
+                 "referencePosition": [1, 0, -5]},
+                {"objectType": "ConnectorCoordinateSpringDamper", "markerNumbers": [7, m1d], "stiffness": 10.0},
+                {"objectType": "ConnectorCoordinateSpringDamper", "markerNumbers": [7, m1d + 1], "stiffness": 10.0}]
+    markers += [{"markerType": "NodeCoordinate", "nodeNumber": n1d, "coordinate": 0},
+                {"markerType": "NodeCoordinate", "nodeNumber": n1d + 1, "coordinate": 0},
+                {"markerType": "BodyPosition", "bodyNumber": o1d}, rigid(o1d + 1), {"markerType": "BodyMass",
+                                                                                  "bodyNumber": o1d}]
     loads = [{"loadType": "ForceVector", "markerNumber": 6, "loadVector": [0, 1, 0]},
              {"loadType": "TorqueVector", "markerNumber": 2, "loadVector": [0, 0, 1]},
              {"loadType": "MassProportional", "markerNumber": 11, "loadVector": [1, 0, 0]},

@@ -19,6 +19,7 @@ from .values import did_you_mean
 
 
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
+Vector1 = Annotated[list[FiniteFloat], Field(min_length=1, max_length=1)]
 Vector2 = Annotated[list[FiniteFloat], Field(min_length=2, max_length=2)]
 Vector3 = Annotated[list[FiniteFloat], Field(min_length=3, max_length=3)]
 Vector4 = Annotated[list[FiniteFloat], Field(min_length=4, max_length=4)]
@@ -223,6 +224,18 @@ class NodeGenericODE2(Item):
         return self.initialCoordinates_t
 
 
+class Node1D(Item):
+    """One ODE2 coordinate: a position along (ObjectMass1D) or a rotation about (ObjectRotationalMass1D) an axis of
+    the body that sits on it; NodeCoordinate markers, CoordinateSpringDampers and ConnectorCoordinates act on it."""
+    nodeType: Literal["1D"]
+    referenceCoordinates: Vector1 = Field(default_factory=lambda: [0.0])
+    """[q_ref] reference coordinate"""
+    initialCoordinates: Vector1 = Field(default_factory=lambda: [0.0])
+    """[q] at startTime, added to the reference"""
+    initialVelocities: Vector1 = Field(default_factory=lambda: [0.0])
+    """[q̇] at startTime"""
+
+
 MAX_DATA_COORDINATES = 1000  # a NodeGenericData's; the connectors that use one take 3
 
 
@@ -247,7 +260,8 @@ class NodeGenericData(Item):
 
 
 NODE_COORDINATES = {"RigidBodyEP": 7, "RigidBodyRxyz": 6, "RigidBodyRotVecLG": 6, "RigidBody2D": 3, "Point": 3,
-                    "PointGround": 0, "Point2D": 2, "GenericData": 0}  # ODE2 coordinates of the node types with a fixed number
+                    "PointGround": 0, "Point2D": 2, "GenericData": 0,
+                    "1D": 1}  # ODE2 coordinates of the node types with a fixed number
 
 
 def node_coordinates(node) -> int:
@@ -256,7 +270,8 @@ def node_coordinates(node) -> int:
 
 
 Node = Annotated[Union[NodeRigidBodyEP, NodeRigidBodyRxyz, NodeRigidBodyRotVecLG, NodePoint, NodePointGround,
-                       NodeRigidBody2D, NodePoint2D, NodeGenericODE2, NodeGenericData], Field(discriminator="nodeType")]
+                       NodeRigidBody2D, NodePoint2D, NodeGenericODE2, NodeGenericData, Node1D],
+                 Field(discriminator="nodeType")]
 
 
 # ---------------------------------------------------------------------------------- objects

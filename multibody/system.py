@@ -20,7 +20,8 @@ import numpy as np
 from . import kernels as K
 from . import rotations as R
 from . import schema as S
-from .items import OBJECT_TYPES, constraint_groups, force_groups
+from .items import OBJECT_TYPES, constraint_groups, force_groups, mass_body_groups
+from .items import onedim
 from .items.coordinate_connectors import CoordinateConstraints, CoordinateSpringDampers
 from .items.bodies import EPNormalization, MassPoints, RigidBodies
 from .items.frame_joint import FrameJointGroup
@@ -77,9 +78,24 @@ class System:
         self.f_is_ep = np.zeros(nF, dtype=bool)
         self.f_is_2d = np.zeros(nF, dtype=bool)
         self.f_rotation = np.full(nF, K.NO_ROTATION3, dtype=np.int64)
+        self.f_R0 = np.tile(np.eye(3), (nF, 1, 1))
+        self.f_turned = np.zeros(nF, dtype=bool)
+        frames_1d = onedim.frames(doc, loaded.ref)
         for i, node in enumerate(doc.nodes):
             n = self.node_ncoords[i]
-            if node.nodeType in ("GenericODE2", "GenericData"):  # no frame: one fixed at the origin, no columns
+            if node.nodeType == "1D" and i in frames_1d:  # its body's frame, turned by A_ref (items/onedim.py)
+                rotational, p_ref, A_ref = frames_1d[i]
+                self.f_turned[i], self.f_R0[i] = True, A_ref
+                self.fpos_ref[i] = p_ref
+                if rotational:  # φ: a planar frame's rotation column
+                    self.f_is_2d[i] = True
+                    self.fcols[i, 3] = self.node_offset[i]
+                    self.ftheta_ref[i] = [node.referenceCoordinates[0], 0.0, 0.0, 0.0]
+                else:  # u = [q_ref + q, 0, 0]: the x column, the reference in the position
+                    self.fcols[i, 0] = self.node_offset[i]
+                    self.fpos_ref[i] = p_ref + A_ref[:, 0] * node.referenceCoordinates[0]
+                continue
+            if node.nodeType in ("GenericODE2", "GenericData", "1D"):  # no frame: one fixed at the origin, no columns
                 continue
             if node.nodeType == "RigidBody2D":  # x, y, -, φ: the frame's translation and rotation columns
                 self.f_is_2d[i] = True
@@ -104,6 +120,7 @@ class System:
         self.fA_ref = np.array([R.rotation_z(th[0]) if is_2d else matrix[kind](th[:3]) if kind else R.ep_rotation(th)
                                 for th, is_2d, kind in zip(self.ftheta_ref, self.f_is_2d, self.f_rotation)]
                                ).reshape(nF, 3, 3)
+        self.fA_ref[self.f_turned] = self.f_R0[self.f_turned] @ self.fA_ref[self.f_turned]
         lie = np.flatnonzero(self.f_rotation == K.ROTATION_VECTOR)  # Exudyn's Lie group nodes
         self.lie_cols = np.ascontiguousarray(self.fcols[lie, 3:6], dtype=np.int64).reshape(-1, 3)
         self.lie_ref = np.ascontiguousarray(self.ftheta_ref[lie, :3]).reshape(-1, 3)
@@ -143,6 +160,8 @@ class System:
         self.bodies = RigidBodies(self)
         self.mass_points = MassPoints(self)
         self.generic_ode2 = GenericODE2Objects(self)
+        # bodies with a constant mass matrix and nothing else (items/onedim.py), ObjectGenericODE2 first
+        self.mass_bodies = [self.generic_ode2 if cls is GenericODE2Objects else cls(self) for cls in mass_body_groups()]
         self.loads = Loads(self)
         # only the types this model has build a group (a type without items: its empty data, _data_of)
         present = {o.objectType for o in doc.objects}
@@ -157,7 +176,7 @@ class System:
             self.data_offset[id(g)] = self.ndata
             self.ndata += g.data.dc.size
         # constant mass matrices of bodies on their nodes' coordinates, as triplets (row, column, value)
-        parts = [g.mass_triplets() for g in [self.generic_ode2] + self.forces if hasattr(g, "mass_triplets")]
+        parts = [g.mass_triplets() for g in self.mass_bodies + self.forces if hasattr(g, "mass_triplets")]
         self.constant_mass = tuple(np.concatenate([p[j] for p in parts]) for j in range(3))
         self.ae_offset = 0
         self.ep_constraints = EPNormalization(self)
@@ -168,7 +187,7 @@ class System:
         self.nae = self.ae_offset
         self.all_active = [bool(g.active.all()) for g in self.constraints]
         self.object_group = {}  # object index -> (group, row in group)
-        for g in self.forces + self.constraints + [self.bodies, self.mass_points, self.generic_ode2]:
+        for g in self.forces + self.constraints + [self.bodies, self.mass_points] + self.mass_bodies:
             for k, obj in enumerate(getattr(g, "objects", [])):
                 self.object_group[obj] = (g, k)
         self._pattern()
@@ -206,7 +225,8 @@ class System:
             return out
         fields = dict(
             fcols=self.fcols, fpos_ref=self.fpos_ref, ftheta_ref=self.ftheta_ref, f_is_ep=self.f_is_ep,
-            f_is_2d=self.f_is_2d, f_rotation=self.f_rotation, lie_cols=self.lie_cols, lie_ref=self.lie_ref,
+            f_is_2d=self.f_is_2d, f_rotation=self.f_rotation, f_R0=self.f_R0, f_turned=self.f_turned,
+            lie_cols=self.lie_cols, lie_ref=self.lie_ref,
             mframe=self.mframe, mlocal=self.mlocal, mrot=self.mrot, mrot_identity=self.mrot_identity,
             mcols=self.mcols, b_frame=b.frame, b_cols=b.cols, b_mass=b.mass, b_com=b.com, b_inertia=b.inertia,
             p_cols=self.mass_points.cols, p_mass=self.mass_points.mass,

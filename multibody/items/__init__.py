@@ -19,7 +19,7 @@ from .. import kernels as K
 from .. import schema as S
 from . import (beam_2d, bodies, connector_distance, connector_gravity, contact_sphere_sphere, coordinate_connectors,
                generic_ode2, joint_generic, joint_prismatic_2d, joint_prismatic_x, joint_revolute_2d, joint_revolute_z,
-               joint_rolling_disc, rigid_body_spring_damper, rolling_disc_penalty, spring_damper,
+               joint_rolling_disc, onedim, rigid_body_spring_damper, rolling_disc_penalty, spring_damper,
                torsional_spring_damper)
 from .declaration import MARKER_KINDS, ItemType
 
@@ -27,7 +27,7 @@ from .declaration import MARKER_KINDS, ItemType
 MODULES = [bodies, joint_prismatic_x, joint_revolute_z, joint_generic, joint_revolute_2d, joint_prismatic_2d,
            spring_damper, coordinate_connectors, torsional_spring_damper, connector_distance,
            rigid_body_spring_damper, joint_rolling_disc, generic_ode2, connector_gravity, rolling_disc_penalty,
-           contact_sphere_sphere, beam_2d]
+           contact_sphere_sphere, beam_2d, onedim]
 OBJECT_TYPES: dict[str, ItemType] = {}  # objectType -> its declaration, in the order of MODULES
 
 
@@ -118,6 +118,13 @@ def force_groups() -> list[type]:
     """The group classes of the force types and of the bodies with force kernels of their own."""
     return list(dict.fromkeys(t.group for t in OBJECT_TYPES.values() if t.role == "force"
                               or (t.role == "body" and t.kernels is not None)))
+
+
+def mass_body_groups() -> list[type]:
+    """The group classes of the bodies without kernels of their own whose constant mass matrix joins
+    System.constant_mass (mass_triplets()); ObjectGenericODE2's, which the System holds itself, first."""
+    return list(dict.fromkeys(t.group for t in of_role("body") if t.kernels is None and t.group is not None
+                              and hasattr(t.group, "mass_triplets")))
 
 
 def _by_name(value: Callable[[ItemType], object], where: Callable[[ItemType], bool]) -> Derived:

@@ -23,3 +23,16 @@ def assert_solves_as_exudyn(mbs, settings, rtol: float, floor: float) -> None:
         theirs = np.asarray(mbs.GetSensorStoredData(i))
         assert series.data.shape == theirs.shape
         assert np.abs(series.data - theirs).max() <= rtol * max(floor, np.abs(theirs).max()), i
+
+
+def exudyn_settings(end: float, steps: int, write_period: float | None = None):
+    """Exudyn's simulation settings for a silent solve of `steps` steps to `end`, no solution file."""
+    import exudyn as exu
+    settings = exu.SimulationSettings()
+    settings.timeIntegration.endTime = end
+    settings.timeIntegration.numberOfSteps = steps
+    settings.timeIntegration.verboseMode = 0
+    settings.solution.file.write = False
+    if write_period is not None:
+        settings.solution.sensors.writePeriod = write_period
+    return settings
