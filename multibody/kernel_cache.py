@@ -117,6 +117,21 @@ WARM_UP_CONTACT = {  # a ball thrown against a ground sphere with friction and r
     "simulationSettings": {"timeIntegration": {"endTime": 0.01, "numberOfSteps": 2}},
 }
 
+WARM_UP_TRIANGLE = {  # a spinning ball thrown with friction at a triangle on a free body: the sphere-triangle contact
+    "nodes": [{"nodeType": "RigidBodyEP", "referenceCoordinates": [0.2, 0.2, 0.099, 1, 0, 0, 0],
+               "initialVelocities": [0.1, 0, -1, 1, 0, 0, 0]},
+              {"nodeType": "GenericData", "numberOfDataCoordinates": 4, "initialCoordinates": [-0.001, 0, 0, 0]},
+              {"nodeType": "RigidBodyEP", "referenceCoordinates": [0, 0, 0, 1, 0, 0, 0]}],
+    "objects": [{"objectType": "RigidBody", "nodeNumber": 2, "mass": 1.0, "inertia": [0.1, 0.1, 0.1, 0, 0, 0]},
+                {"objectType": "RigidBody", "nodeNumber": 0, "mass": 1.0, "inertia": [4e-3, 4e-3, 4e-3, 0, 0, 0]},
+                {"objectType": "ContactSphereTriangle", "markerNumbers": [1, 0], "nodeNumber": 1, "sphereRadius": 0.1,
+                 "trianglePoints": [[0, 0, 0], [1, 0, 0], [0, 1, 0]], "contactStiffness": 1e4, "contactDamping": 1.0,
+                 "dynamicFriction": 0.2, "impactModel": 1, "restitutionCoefficient": 0.7}],
+    "markers": [{"markerType": "BodyRigid", "bodyNumber": 0}, {"markerType": "BodyRigid", "bodyNumber": 1}],
+    "sensors": [{"sensorType": "Object", "objectNumber": 2, "outputVariableType": "Torque"}],
+    "simulationSettings": {"timeIntegration": {"endTime": 0.01, "numberOfSteps": 2}},
+}
+
 WARM_UP_EXPLICIT = {  # a mass point on a Cartesian spring: the explicit solvers' compiled loop
     "nodes": [{"nodeType": "Point", "initialCoordinates": [0.1, 0, 0]}],
     "objects": [{"objectType": "Ground"}, {"objectType": "MassPoint", "nodeNumber": 0, "mass": 0.5},
@@ -168,6 +183,8 @@ def warm_up() -> None:
     _data_coordinate_kernels(WARM_UP_PENALTY)
     simulate(WARM_UP_CONTACT)
     _data_coordinate_kernels(WARM_UP_CONTACT)
+    simulate(WARM_UP_TRIANGLE)
+    _data_coordinate_kernels(WARM_UP_TRIANGLE)
     for solver in ("RK44", "DOPRI5"):  # fixed and adaptive steps
         simulate({**WARM_UP_EXPLICIT, "solve": {"type": "Dynamic", "solverType": solver}})
     warm_up_programs()  # expressions: the program evaluator

@@ -112,6 +112,14 @@ def _zoo() -> dict:
                 {"markerType": "NodeCoordinate", "nodeNumber": n1d + 1, "coordinate": 0},
                 {"markerType": "BodyPosition", "bodyNumber": o1d}, rigid(o1d + 1), {"markerType": "BodyMass",
                                                                                   "bodyNumber": o1d}]
+    # a sphere touching a triangle on the ground, its data node
+    nodes += [{"nodeType": "RigidBodyEP", "referenceCoordinates": [10.2, 0.2, 0.09, 1, 0, 0, 0]},
+              {"nodeType": "GenericData", "numberOfDataCoordinates": 4, "initialCoordinates": [-0.01, 0, 0, 0]}]
+    objects += [body(len(nodes) - 2), {"objectType": "ContactSphereTriangle", "markerNumbers": [len(markers),
+                                                                                               len(markers) + 1],
+                                       "nodeNumber": len(nodes) - 1, "sphereRadius": 0.1, "contactStiffness": 1e3,
+                                       "trianglePoints": [[10, 0, 0], [11, 0, 0], [10, 1, 0]]}]
+    markers += [{"markerType": "BodyPosition", "bodyNumber": len(objects) - 2}, rigid(0)]
     loads = [{"loadType": "ForceVector", "markerNumber": 6, "loadVector": [0, 1, 0]},
              {"loadType": "TorqueVector", "markerNumber": 2, "loadVector": [0, 0, 1]},
              {"loadType": "MassProportional", "markerNumber": 11, "loadVector": [1, 0, 0]},

@@ -28,20 +28,15 @@ from .compiled import CompiledForces
 from .declaration import RIGID_MARKERS, ItemType
 
 
-class ObjectContactSphereSphere(S._Connector):
-    """Penalty contact of two spheres centered at the markers (or of sphere 0 inside the hollow sphere 1), with
-    restitution or elasto-plastic adhesion models and friction (Exudyn's discontinuous iteration); its data in a
-    NodeGenericData of 4 coordinates."""
-    objectType: Literal["ContactSphereSphere"]
+class SphereContactLaw(S._Connector):
+    """The NodeGenericData and the contact law's parameters that Exudyn's sphere contacts share (ContactSphereSphere,
+    ContactSphereTriangle)."""
     nodeNumber: S.Ref = -1
-    """a NodeGenericData with numberOfDataCoordinates 4: gap, slip speed, impact velocity and plastic overlap of
-    the last post-Newton step"""
-    spheresRadii: S.Vector2 = Field(default_factory=lambda: [-1.0, -1.0], validate_default=True)
-    """[r0, r1], the spheres' radii (m)"""
-    isHollowSphere1: bool = False
-    """true: sphere 1 is hollow, sphere 0 inside it"""
+    """a NodeGenericData with numberOfDataCoordinates 4: gap, slip speed, impact velocity and plastic overlap (0
+    without the elasto-plastic model) of the last post-Newton step"""
     dynamicFriction: S.FiniteFloat = Field(0.0, ge=0)
-    """dynamic friction coefficient μ; not 0: both markers need an orientation (BodyRigid, NodeRigid)"""
+    """dynamic friction coefficient μ; not 0: a marker at a sphere's center needs an orientation (BodyRigid,
+    NodeRigid)"""
     frictionProportionalZone: S.FiniteFloat = Field(1e-3, ge=0)
     """slip speed below which friction grows in proportion to it (m/s; regularization)"""
     contactStiffness: S.FiniteFloat = Field(0.0, ge=0)
@@ -50,6 +45,24 @@ class ObjectContactSphereSphere(S._Connector):
     """linear normal contact damping d (N s/m), added in every impact model"""
     contactStiffnessExponent: S.FiniteFloat = Field(1.0, gt=0)
     """exponent e of the overlap in the normal force"""
+    restitutionCoefficient: S.FiniteFloat = Field(1.0, gt=0, le=1)
+    """coefficient of restitution of impactModel 1 and 2"""
+    minimumImpactVelocity: S.FiniteFloat = Field(0.0, ge=0)
+    """lower bound of the impact velocity in the restitution models (m/s)"""
+    impactModel: int = Field(0, ge=0, le=2)
+    """0: linear (ContactSphereSphere: with the elasto-plastic adhesion model if contactPlasticityRatio is not 0);
+    1: Hunt-Crossley; 2: Gonthier (restitution ≤ 1/3) / Carvalho-Martins"""
+
+
+class ObjectContactSphereSphere(SphereContactLaw):
+    """Penalty contact of two spheres centered at the markers (or of sphere 0 inside the hollow sphere 1), with
+    restitution or elasto-plastic adhesion models and friction (Exudyn's discontinuous iteration); its data in a
+    NodeGenericData of 4 coordinates. With dynamicFriction, both markers need an orientation."""
+    objectType: Literal["ContactSphereSphere"]
+    spheresRadii: S.Vector2 = Field(default_factory=lambda: [-1.0, -1.0], validate_default=True)
+    """[r0, r1], the spheres' radii (m)"""
+    isHollowSphere1: bool = False
+    """true: sphere 1 is hollow, sphere 0 inside it"""
     constantPullOffForce: S.FiniteFloat = Field(0.0, ge=0)
     """constant adhesion force (N; elasto-plastic model)"""
     contactPlasticityRatio: S.FiniteFloat = Field(0.0, ge=0, lt=1)
@@ -58,13 +71,6 @@ class ObjectContactSphereSphere(S._Connector):
     """adhesion stiffness (N/m for exponent 1; elasto-plastic model)"""
     adhesionExponent: S.FiniteFloat = Field(1.0, ge=0)
     """exponent of the overlap in the adhesion force (used, as Exudyn's, when contactStiffnessExponent is not 1)"""
-    restitutionCoefficient: S.FiniteFloat = Field(1.0, gt=0, le=1)
-    """coefficient of restitution of impactModel 1 and 2"""
-    minimumImpactVelocity: S.FiniteFloat = Field(0.0, ge=0)
-    """lower bound of the impact velocity in the restitution models (m/s)"""
-    impactModel: int = Field(0, ge=0, le=2)
-    """0: linear, with the elasto-plastic adhesion model if contactPlasticityRatio is not 0; 1: Hunt-Crossley;
-    2: Gonthier (restitution ≤ 1/3) / Carvalho-Martins"""
 
     @field_validator("spheresRadii")
     @classmethod
@@ -154,23 +160,29 @@ def contact(d, i, P, V, W, data, from_data, S):
         f[r] = 0.0
     if not (data[GAP] < 0.0 if from_data else gap < 0.0):
         return gap
-    mu = c[MU]
     a0, a1 = r0 + 0.5 * gap, -h * (r1 + h * 0.5 * gap)  # the contact point from each center, along n
     for r in range(3):
         dv[r] = V[1, r] - V[0, r]
-    if mu != 0.0:
+    if c[MU] != 0.0:
         for r in range(3):
             s, t = (r + 1) % 3, (r + 2) % 3
             dv[r] += a1 * (W[1, s] * n[t] - W[1, t] * n[s]) - a0 * (W[0, s] * n[t] - W[0, t] * n[s])
+    contact_force(c, d.active[i], gap, n, dv, data, from_data, f)
+    return gap
+
+
+@jit
+def contact_force(c, active, gap, n, dv, data, from_data, f):
+    """f := Exudyn's fVec of a contact (its law c) at gap, normal n and relative velocity dv: the normal law and,
+    with μ, friction (0 when not active)."""
     vn = n[0] * dv[0] + n[1] * dv[1] + n[2] * dv[2]
     force = -normal_force(c, gap, vn, data)
     for r in range(3):
         f[r] = force * n[r]
-    if mu != 0.0:
+    if c[MU] != 0.0:
         add_friction(c, n, dv, vn, force, from_data, data[SLIP], f)
-    if not d.active[i]:
+    if not active:
         f[:] = 0.0
-    return gap
 
 
 @jit
@@ -249,13 +261,45 @@ def sphere_forces(d, kin, F):
     for i in range(d.m0.shape[0]):
         _gather(kin, d, i, P, V, W)
         wrench(d, i, P, V, W, d.dc[i], S, w)
-        for side in range(2):
-            m = d.m0[i] if side == 0 else d.m1[i]
-            for j in range(7):
-                s = 0.0
-                for r in range(3):
-                    s += kin.Jpos[m, r, j] * w[6 * side + r] + kin.Jrot[m, r, j] * w[6 * side + 3 + r]
-                F[i, 7 * side + j] = s
+        project_wrench(kin, d.m0[i], d.m1[i], w, F[i])
+
+
+@jit
+def project_wrench(kin, m0, m1, w, out):
+    """out (14,) = Gᵀ w: the wrench w (12,) [f0, τ0, f1, τ1] on the markers m0, m1 as generalized forces on their
+    columns, G = [Jpos; Jrot] of each marker."""
+    for side in range(2):
+        m = m0 if side == 0 else m1
+        for j in range(7):
+            s = 0.0
+            for r in range(3):
+                s += kin.Jpos[m, r, j] * w[6 * side + r] + kin.Jrot[m, r, j] * w[6 * side + 3 + r]
+            out[7 * side + j] = s
+
+
+@jit
+def add_difference(kin, m, c, rotation, side, w0, w1, eps, D):
+    """D[:, 7 side + j] += (w1 - w0) / eps times row c of marker m's Jrot (rotation) or Jpos, j over its columns: a
+    forward difference of the wrench in the marker's motion along c."""
+    for j in range(7):
+        J = kin.Jrot[m, c, j] if rotation else kin.Jpos[m, c, j]
+        if J != 0.0:
+            for r in range(12):
+                D[r, 7 * side + j] += (w1[r] - w0[r]) / eps * J
+
+
+@jit
+def project_derivatives(kin, m0, m1, D, out):
+    """out (14,14) += Gᵀ D: D (12,14) the wrench's derivatives in the markers' columns (project_wrench)."""
+    for side in range(2):
+        m = m0 if side == 0 else m1
+        for a in range(7):
+            for r in range(3):
+                jp, jr = kin.Jpos[m, r, a], kin.Jrot[m, r, a]
+                if jp == 0.0 and jr == 0.0:
+                    continue
+                for b in range(14):
+                    out[7 * side + a, b] += jp * D[6 * side + r, b] + jr * D[6 * side + 3 + r, b]
 
 
 @jit
@@ -285,21 +329,8 @@ def sphere_jacobians(d, kin, dq, dv):
                         X[side, c] = x + eps
                         wrench(d, i, P, V, W, d.dc[i], S, w1)
                         X[side, c] = x
-                        for j in range(7):
-                            J = kin.Jpos[m, c, j] if kind == 0 else kin.Jrot[m, c, j]
-                            if J != 0.0:
-                                for r in range(12):
-                                    D[r, 7 * side + j] += (w1[r] - w0[r]) / eps * J
-            out = dq if level == 0 else dv
-            for side in range(2):
-                m = d.m0[i] if side == 0 else d.m1[i]
-                for a in range(7):
-                    for r in range(3):
-                        jp, jr = kin.Jpos[m, r, a], kin.Jrot[m, r, a]
-                        if jp == 0.0 and jr == 0.0:
-                            continue
-                        for b in range(14):
-                            out[i, 7 * side + a, b] += jp * D[6 * side + r, b] + jr * D[6 * side + 3 + r, b]
+                        add_difference(kin, m, c, kind == 1, side, w0, w1, eps, D)
+            project_derivatives(kin, d.m0[i], d.m1[i], D, dq[i] if level == 0 else dv[i])
 
 
 @jit
@@ -355,21 +386,37 @@ OUTPUT_COLUMNS = {"Position": slice(0, 3), "Displacement": slice(3, 6), "Displac
                   "Velocity": slice(7, 10), "Force": slice(13, 16), "Director1": slice(10, 13), "Torque": slice(16, 19)}
 
 
-class SphereContacts(CompiledForces):
-    OBJECT_TYPE = "ContactSphereSphere"
-    KERNELS = KERNELS
+def initial_data(group: CompiledForces) -> np.ndarray:
+    """(n, 4) the initial coordinates of the group's items' NodeGenericData."""
+    ref, nodes = group.system.loaded.ref, group.system.loaded.document.nodes
+    return np.array([nodes[ref("objects", i, "nodeNumber")].initialCoordinates for i in group.objects],
+                    float).reshape(-1, DATA_COORDINATES)
+
+
+def contact_laws(group: CompiledForces) -> np.ndarray:
+    """(n, 12) the group's items' law parameters in LAW's order (0 for those its type has not: the elasto-plastic
+    model's in ContactSphereTriangle)."""
+    return np.array([[float(getattr(o, name, 0.0)) for name in LAW] for o in group.items], float).reshape(-1, len(LAW))
+
+
+class ContactGroup(CompiledForces):
+    """The items of a two-marker contact type with a NodeGenericData: its data from make_data(m0, m1, the data
+    coordinates' initial values)."""
     OUTPUT_DATA = True  # output() takes the rows' data coordinates (outputs.SensorSet)
 
     def __init__(self, system):
         super().__init__(system)
         m0, m1, self.cols = self.markers()
-        ref, nodes = system.loaded.ref, system.loaded.document.nodes
-        dc = np.array([nodes[ref("objects", i, "nodeNumber")].initialCoordinates for i in self.objects],
-                      float).reshape(-1, DATA_COORDINATES)
-        self.data = SphereContactData(
-            self.cols, m0, m1, self.active, self.param("spheresRadii").reshape(-1, 2),
-            self.param("isHollowSphere1").astype(bool),
-            np.stack([self.param(name) for name in LAW], axis=1).reshape(-1, len(LAW)), dc, dc.copy())
+        self.data = self.make_data(m0, m1, initial_data(self))
+
+
+class SphereContacts(ContactGroup):
+    OBJECT_TYPE = "ContactSphereSphere"
+    KERNELS = KERNELS
+
+    def make_data(self, m0, m1, dc):
+        return SphereContactData(self.cols, m0, m1, self.active, self.param("spheresRadii").reshape(-1, 2),
+                                 self.param("isHollowSphere1").astype(bool), contact_laws(self), dc, dc.copy())
 
     def output(self, kin, k: int, var: str, data: np.ndarray):
         """Over sensor rows (kin: their kinematics; data: their data coordinates)."""

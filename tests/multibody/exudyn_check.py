@@ -36,3 +36,25 @@ def exudyn_settings(end: float, steps: int, write_period: float | None = None):
     if write_period is not None:
         settings.solution.sensors.writePeriod = write_period
     return settings
+
+
+def contact_sensors_and_settings(mbs, contacts, outputs, bodies, end: float, steps: int, write_period: float):
+    """Sensors of every output of the contacts, then the bodies' Position, Velocity and AngularVelocity; the system
+    assembled; settings of `steps` fixed steps to `end`: the items' physics and post-Newton steps alone (Exudyn
+    1.13.6 shortens steps by rules that differ from its C++ source and from alpha_kernel's: a recommended step also
+    when a contact opens, the recovery count not reset by a step of many iterations)."""
+    import exudyn as exu
+    from exudyn.itemInterface import SensorBody, SensorObject
+    for c in contacts:
+        for var in outputs:
+            mbs.AddSensor(SensorObject(objectNumber=c, storeInternal=True,
+                                       outputVariableType=getattr(exu.OutputVariableType, var)))
+    for body in bodies:
+        for var in ("Position", "Velocity", "AngularVelocity"):
+            mbs.AddSensor(SensorBody(bodyNumber=body, storeInternal=True,
+                                     outputVariableType=getattr(exu.OutputVariableType, var)))
+    mbs.Assemble()
+    settings = exudyn_settings(end, steps, write_period)
+    settings.timeIntegration.adaptiveStep = False
+    settings.timeIntegration.discontinuous.useRecommendedStepSize = False
+    return mbs, settings

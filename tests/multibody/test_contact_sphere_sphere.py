@@ -11,7 +11,7 @@ import pytest
 import multibody
 from multibody.kernel_cache import WARM_UP_CONTACT
 from multibody.values import ModelInvalid
-from tests.multibody.exudyn_check import assert_solves_as_exudyn
+from tests.multibody.exudyn_check import assert_solves_as_exudyn, contact_sensors_and_settings
 
 M, R, K, G = 1.6, 0.1, 1e5, 9.81
 
@@ -90,7 +90,7 @@ def exudyn_thrown_balls(case: str):
     elasto-plastic adhesion model (stiffness exponent 2) bouncing on a sphere. Sensors of every output."""
     from exudyn.itemInterface import (LoadForceVector, MarkerBodyRigid, MarkerNodeRigid, NodeGenericData,
                                       NodePointGround, NodeRigidBodyEP, ObjectContactSphereSphere, ObjectGround,
-                                      ObjectRigidBody, SensorBody, SensorObject)
+                                      ObjectRigidBody)
     SC = exu.SystemContainer()
     mbs = SC.AddSystem()
     ground = mbs.AddObject(ObjectGround())
@@ -119,46 +119,11 @@ def exudyn_thrown_balls(case: str):
             markerNumbers=[m_ground, m_body], nodeNumber=data, spheresRadii=[R, R], contactStiffness=1e7,
             contactStiffnessExponent=2, contactDamping=0.001, contactPlasticityRatio=0.6, constantPullOffForce=0.01,
             adhesionCoefficient=4e4, adhesionExponent=2)))
-    for c in contacts:
-        for var in OUTPUTS:
-            mbs.AddSensor(SensorObject(objectNumber=c, storeInternal=True,
-                                       outputVariableType=getattr(exu.OutputVariableType, var)))
-    for var in ("Position", "Velocity", "AngularVelocity"):
-        mbs.AddSensor(SensorBody(bodyNumber=body, storeInternal=True,
-                                 outputVariableType=getattr(exu.OutputVariableType, var)))
-    mbs.Assemble()
-    settings = exu.SimulationSettings()
-    settings.timeIntegration.endTime = 0.2 if case == "restitution" else 0.5
-    settings.timeIntegration.numberOfSteps = 2000 if case == "restitution" else 1000
-    # fixed steps: the items' physics and post-Newton steps alone (Exudyn 1.13.6 shortens steps by rules that
-    # differ from its C++ source and from alpha_kernel's: a recommended step also when a contact opens, the
-    # recovery count not reset by a step of many iterations)
-    settings.timeIntegration.adaptiveStep = False
-    settings.timeIntegration.discontinuous.useRecommendedStepSize = False
-    settings.timeIntegration.verboseMode = 0
-    settings.solution.file.write = False
-    settings.solution.sensors.writePeriod = 1e-3
-    return mbs, settings
+    return contact_sensors_and_settings(mbs, contacts, OUTPUTS, [body], end=0.2 if case == "restitution" else 0.5,
+                                        steps=2000 if case == "restitution" else 1000, write_period=1e-3)
 
 
 @pytest.mark.parametrize("case", ["restitution", "plastic"])
 def test_thrown_balls_give_exudyns_sensors_and_newton_work(case):
     # Newton 13712 vs 13713 (restitution): the Newton matrix differs a little
     assert_solves_as_exudyn(*exudyn_thrown_balls(case), rtol=1e-9, floor=1.0)
-
-
-def test_exudyns_sphere_triangle_contact_is_exported_by_its_own_name_and_refused_as_unknown():
-    """Exudyn 1.13.6's GetObject calls an ObjectContactSphereTriangle "ContactSphereSphere"; the export names it."""
-    from exudyn.utilities import InertiaSphere
-    from mbserve.exudyn import export
-    SC = exu.SystemContainer()
-    mbs = SC.AddSystem()
-    ground = mbs.CreateGround()
-    ball = mbs.CreateRigidBody(referencePosition=[0, 0, R], inertia=InertiaSphere(M, R))
-    mbs.CreateSphereTriangleContact(bodyNumbers=[ball, ground], trianglePoints=exu.Vector3DList(
-        [[0, 0, 0], [1, 0, 0], [0, 1, 0]]), radiusSphere=R, contactStiffness=K)
-    doc = export(mbs)
-    assert doc["objects"][2]["objectType"] == "ContactSphereTriangle"
-    with pytest.raises(ModelInvalid) as err:
-        multibody.simulate(doc)
-    assert "unknown objectType 'ContactSphereTriangle'" in err.value.problems[0].message
