@@ -10,8 +10,8 @@ f = -(k δ^e + λ δ^e v_n - d v_n) (δ^e = sign(-g)|g|^e; λ from the restituti
 velocity) or the elasto-plastic law of the overlap and the data's plastic overlap; friction -μ f_c Δv_t/v, v the
 slip speed or, in the proportional zone (the data's slip speed below it), the zone. Torques with friction only:
 (r0 + g/2) n × f on marker 0, (h r1 + g/2) n × f on marker 1, f the force on marker 0 (Exudyn's fVec).
-The data are fixed during Newton and set after it (Exudyn's PostNewtonStep); a contact that closes within the
-step recommends the step |gap_start / v_n| (adaptive steps shorten to it, alpha_kernel.run_steps). The Newton
+The data are fixed during Newton and set after it (Exudyn's PostNewtonStep); a contact that closes or opens
+within the step recommends the step |gap_start / v_n| (adaptive steps shorten to it, alpha_kernel.run_steps). The Newton
 matrix: forward differences of the markers' forces in their positions, velocities and angular velocities, the
 marker Jacobians held fixed. Sensors read the data of their row (the step's last post-Newton step's).
 """
@@ -219,7 +219,7 @@ def update_data(c, data, start, gap, n, dv, f, overlap):
     error, step = 0.0, -1.0
     if (gap > 0.0 and last_gap <= 0.0) or (gap <= 0.0 and last_gap > 0.0):
         error = abs(gap * c[K])
-        if vn != 0.0 and start[GAP] > 0.0:
+        if vn != 0.0 and start[GAP] != 0.0:  # Exudyn 1.13.6: also when it opens (its C++ 1.11: closing only)
             step = abs(start[GAP] / vn)
     zone = c[ZONE]
     if gap < 0.0 and zone != 0.0 and ((data[SLIP] < zone < last_slip) or (data[SLIP] > zone > last_slip)):

@@ -33,7 +33,7 @@ from ..kernels import (CONVERGED, GIVE_UP, LU_DONE, LU_REPIVOT, LU_SINGULAR, RES
 DONE, PAUSED, NEWTON_FAILED, NOT_FINITE, SINGULAR, LINEAR_SETUP, UNDEFINED_LAW = range(7)
 LU_SETUP = 3  # _lu's answer when Python must first size the entries or analyze the sparse pattern
 # layout of the float and int state arrays shared with the caller
-T, H, WRITE_NEXT, FAIL_H = range(4)
+T, H, WRITE_NEXT, FAIL_H, RECOMMENDED = range(5)
 STEP_INDEX, N_STEPS, GOOD_STEPS, ITERATIONS, JACOBIANS, JACOBIAN_REQUESTED, ROWS = range(7)
 
 
@@ -475,15 +475,19 @@ def run_steps(model, kin, w, scratch, method, newton, max_it, timing, q, v, a, a
     steps or a full `rows` buffer (PAUSED), a failure (NEWTON_FAILED, NOT_FINITE, SINGULAR,
     UNDEFINED_LAW: fstate[FAIL_H] is then the failing step's size, (q, v) its start) or LINEAR_SETUP
     (fstate[FAIL_H] likewise: the step starts again after CompiledLoop.setup).
-    Adaptive steps: a failed Newton divides the step by `decrease` down to `min_step`; after
-    `recovery_steps` steps of at most `recovery_its` iterations it grows by `increase` up to the
-    nominal step. Items with data coordinates (kernels.ItemKernels.post_newton) get Exudyn's discontinuous
-    iteration: after a converged Newton their post-Newton step sets the data; while its error exceeds the
-    tolerance, Newton solves the step again from its start with the new data, at most `disc_max` times (then
-    the step is kept, or with `disc_ignore` false fails as a failed Newton does); a failed step restores the
-    data of its start. Its extra Newton solves count in the recovery rule's iterations, as Exudyn's. An item's
-    recommended step (`disc_recommend`: Exudyn's useRecommendedStepSize) shorter than the step, while the error
-    exceeds the tolerance, fails the step as Exudyn's: adaptive steps go on with min(0.75 h, recommended).
+    Adaptive steps (Exudyn's ReduceStepSize, IncreaseStepSize): a failed step of more than `min_step` is retried
+    with `decrease` times its size, at least `min_step`; each accepted step counts, and one of at most
+    `recovery_its` iterations after `recovery_steps` counted ones grows it by `increase` up to the nominal step (a
+    step of more iterations delays the growth, as Exudyn's); growth and reduction restart the count. Items with data
+    coordinates (kernels.ItemKernels.post_newton) get Exudyn's discontinuous iteration: after a converged Newton
+    their post-Newton step sets the data; while its error exceeds the tolerance, Newton solves the step again from
+    its start with the new data, at most `disc_max` times (then the step is kept, or with `disc_ignore` false fails
+    as a failed Newton does); a failed step restores the data of its start. Its extra Newton solves count in the
+    recovery rule's iterations, as Exudyn's. An item's recommended step (`disc_recommend`: Exudyn's
+    useRecommendedStepSize) shorter than the step, while the error exceeds the tolerance, fails the step as
+    Exudyn's. As Exudyn's it.recommendedStepSize, the last post-Newton step's recommendation (fstate[RECOMMENDED],
+    -1: none) stays until the next post-Newton step: every failed step, also a failed Newton, of a later step too,
+    is retried with min(0.75 h, recommended) while it is set.
     Sensor rows are written when t reaches the next write time, and at the end.
     Written sensor rows go to rows[istate[ROWS]] = [t, q, v, q̈, λ, data coordinates]. The Newton matrix's LU stays
     in `fact` across calls: modified Newton reuses it. kin, w (kernels.work) and scratch (7 vectors:
@@ -508,7 +512,6 @@ def run_steps(model, kin, w, scratch, method, newton, max_it, timing, q, v, a, a
             abar_start[:] = abar
             compiled_keep_data(model.x_forces, False)
         disc_its = 0
-        recommended = -1.0  # a step an item recommends, shorter than this one
         while True:
             status, its = _newton(t + hh, hh, q, v, a, abar, qn, vn, an, lam_n, ahat, rhs, method, newton, max_it,
                                   model, kin, w, fact, colmax, istate)
@@ -516,6 +519,7 @@ def run_steps(model, kin, w, scratch, method, newton, max_it, timing, q, v, a, a
                 break
             disc_its += 1  # kin is the converged state's (_newton's last residual)
             error, step = compiled_post_newton(model.x_forces, kin)
+            fstate[RECOMMENDED] = step if disc_recommend != 0.0 and step >= 0.0 else -1.0
             if error <= disc_tol:
                 break
             if disc_its >= disc_max:
@@ -523,8 +527,8 @@ def run_steps(model, kin, w, scratch, method, newton, max_it, timing, q, v, a, a
                     status = 0
                 break
             abar[:] = abar_start
-            if disc_recommend != 0.0 and 0.0 <= step < (1.0 + 1e-8) * hh:
-                status, recommended = 0, step
+            if 0.0 <= fstate[RECOMMENDED] < (1.0 + 1e-8) * hh:
+                status = 0
                 break
         if discontinuous and status != 1:
             abar[:] = abar_start
@@ -534,18 +538,12 @@ def run_steps(model, kin, w, scratch, method, newton, max_it, timing, q, v, a, a
         if status < 0:
             fstate[FAIL_H] = hh
             return SINGULAR if status == -1 else LINEAR_SETUP if status == -2 else UNDEFINED_LAW
-        if status == 0 and recommended >= 0.0:  # Exudyn's ReduceStepSize with a recommended step
+        if status == 0:
             if not adaptive or hh <= min_step:
                 fstate[FAIL_H] = hh
                 return NEWTON_FAILED
-            fstate[H] = max(min_step, min(0.75 * hh, recommended))
-            istate[GOOD_STEPS] = 0
-            continue
-        if status == 0:
-            if not adaptive or hh * decrease < min_step:
-                fstate[FAIL_H] = hh
-                return NEWTON_FAILED
-            fstate[H] = hh * decrease
+            recommended = fstate[RECOMMENDED]
+            fstate[H] = max(min_step, min(0.75 * hh, recommended) if recommended >= 0.0 else hh * decrease)
             istate[GOOD_STEPS] = 0
             continue
         q[:] = qn
@@ -557,9 +555,9 @@ def run_steps(model, kin, w, scratch, method, newton, max_it, timing, q, v, a, a
         istate[STEP_INDEX] += 1
         istate[N_STEPS] += 1
         done_here += 1
-        if adaptive and fstate[H] < h_nominal:
-            istate[GOOD_STEPS] = istate[GOOD_STEPS] + 1 if its <= recovery_its else 0
-            if istate[GOOD_STEPS] >= recovery_steps:
+        if adaptive:
+            istate[GOOD_STEPS] += 1
+            if istate[GOOD_STEPS] >= recovery_steps and its <= recovery_its:
                 fstate[H] = min(h_nominal, fstate[H] * increase)
                 istate[GOOD_STEPS] = 0
         last = (t_end - t <= end_tol) if adaptive else istate[STEP_INDEX] == steps

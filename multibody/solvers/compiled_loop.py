@@ -78,7 +78,7 @@ class CompiledLoop:
                                 disc["iterationTolerance"], disc["maxIterations"], disc["ignoreMaxIterations"],
                                 disc["useRecommendedStepSize"]], float)
         # run_steps' state (alpha_kernel.T..., STEP_INDEX...): time, step size, next write time, failed step
-        self.fstate = np.array([t0, (t_end - t0) / steps, t0, 0.0])
+        self.fstate = np.array([t0, (t_end - t0) / steps, t0, 0.0, -1.0])
         self.istate = np.array([0, 0, 0, 0, 0, 1, 0], np.int64)
         dense_max = DENSE_MAX_UNKNOWNS if nt["useModifiedNewton"] else DENSE_MAX_UNKNOWNS_FULL_NEWTON
         self.fact = linear_system(s.n, s.n <= dense_max, entry_bound(s.model))

@@ -7,17 +7,18 @@ import numpy as np
 import multibody
 
 
-def assert_solves_as_exudyn(mbs, settings, rtol: float, floor: float) -> None:
-    """Newton iterations within 3 of Exudyn's (its Newton matrix differs a little: numerical derivatives in node
-    coordinates, ours in the markers' motion), the same Jacobian count, every sensor within
-    rtol·max(floor, its largest value)."""
+def assert_solves_as_exudyn(mbs, settings, rtol: float, floor: float, newton_slack: int = 3) -> None:
+    """Exudyn's number of steps (adaptive steps: its step sequence), Newton iterations within `newton_slack` of
+    Exudyn's (its Newton matrix differs a little: numerical derivatives in node coordinates, ours in the markers'
+    motion), the same Jacobian count, every sensor within rtol·max(floor, its largest value)."""
     import exudyn as exu
     from mbserve.exudyn import export
     ours = multibody.simulate(export(mbs, settings, solve={"type": "Dynamic", "solverType": "GeneralizedAlpha"}))
     assert ours.status == "succeeded", ours.error
     solver = exu.MainSolverImplicitSecondOrder()
     solver.SolveSystem(mbs, settings)
-    assert abs(ours.solver["newtonIterations"] - solver.it.newtonStepsCount) <= 3
+    assert ours.solver["steps"] == solver.it.currentStepIndex - 1  # one past the last step
+    assert abs(ours.solver["newtonIterations"] - solver.it.newtonStepsCount) <= newton_slack
     assert ours.solver["jacobians"] == solver.it.newtonJacobiCount
     for i, series in enumerate(ours.sensors.values()):
         theirs = np.asarray(mbs.GetSensorStoredData(i))
@@ -38,11 +39,11 @@ def exudyn_settings(end: float, steps: int, write_period: float | None = None):
     return settings
 
 
-def contact_sensors_and_settings(mbs, contacts, outputs, bodies, end: float, steps: int, write_period: float):
+def contact_sensors_and_settings(mbs, contacts, outputs, bodies, end: float, steps: int, write_period: float,
+                                 adaptive: bool = False):
     """Sensors of every output of the contacts, then the bodies' Position, Velocity and AngularVelocity; the system
-    assembled; settings of `steps` fixed steps to `end`: the items' physics and post-Newton steps alone (Exudyn
-    1.13.6 shortens steps by rules that differ from its C++ source and from alpha_kernel's: a recommended step also
-    when a contact opens, the recovery count not reset by a step of many iterations)."""
+    assembled; settings of `steps` fixed steps to `end` (`adaptive`: Exudyn's default adaptive steps with the items'
+    recommended steps)."""
     import exudyn as exu
     from exudyn.itemInterface import SensorBody, SensorObject
     for c in contacts:
@@ -55,6 +56,6 @@ def contact_sensors_and_settings(mbs, contacts, outputs, bodies, end: float, ste
                                      outputVariableType=getattr(exu.OutputVariableType, var)))
     mbs.Assemble()
     settings = exudyn_settings(end, steps, write_period)
-    settings.timeIntegration.adaptiveStep = False
-    settings.timeIntegration.discontinuous.useRecommendedStepSize = False
+    settings.timeIntegration.adaptiveStep = adaptive
+    settings.timeIntegration.discontinuous.useRecommendedStepSize = adaptive
     return mbs, settings
