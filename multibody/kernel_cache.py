@@ -185,7 +185,7 @@ def warm_up() -> None:
     _data_coordinate_kernels(WARM_UP_CONTACT)
     simulate(WARM_UP_TRIANGLE)
     _data_coordinate_kernels(WARM_UP_TRIANGLE)
-    for solver in ("RK44", "DOPRI5"):  # fixed and adaptive steps
+    for solver in ("RK44", "DOPRI5", "VelocityVerlet"):  # fixed and adaptive steps, and velocity Verlet
         simulate({**WARM_UP_EXPLICIT, "solve": {"type": "Dynamic", "solverType": solver}})
     warm_up_programs()  # expressions: the program evaluator
 

@@ -1,5 +1,8 @@
-"""Exudyn's explicit Runge-Kutta solvers (CSolverExplicit): q̈ = M⁻¹ f(q, q̇, t) integrated as a
-first-order system with a Butcher tableau; DOPRI5 and ODE23 with Exudyn's step size control.
+"""Exudyn's explicit solvers (CSolverExplicit): q̈ = M⁻¹ f(q, q̇, t) integrated as a first-order system
+with a Butcher tableau, DOPRI5 and ODE23 with Exudyn's step size control; and VelocityVerlet, Exudyn's
+velocity Verlet: v½ = v + h/2 a, q' = q + h v½ (Lie group nodes: ν' = ν ∘ exp(h ω½)), a' = M⁻¹ f(q', v½, t + h),
+v' = v½ + h/2 a', the acceleration a kept from step to step and computed once at the start (Exudyn's
+PostInitializeSolverSpecific: the t0 sensor row shows it, without the eliminated coordinates set to 0).
 
 Constraints, as Exudyn handles them (timeIntegration.explicit.eliminateConstraints):
   True (default): only a ConnectorCoordinate between a ground-node coordinate and a node coordinate
@@ -8,8 +11,9 @@ Constraints, as Exudyn handles them (timeIntegration.explicit.eliminateConstrain
   the normalization constraint, and whose mass matrix is singular without it) abort Exudyn's
   solver; we refuse them when the model is checked.
   False: Exudyn ignores every constraint (warning); so do we. Euler-parameter nodes are still refused.
-Sensor rows: the t0 row has zero accelerations and multipliers (Exudyn does not evaluate them);
-later rows have end-of-step accelerations (computeEndOfStepAccelerations) or the last stage's.
+Sensor rows: the t0 row has zero accelerations (but VelocityVerlet's) and multipliers (Exudyn does not
+evaluate them); later rows have end-of-step accelerations (computeEndOfStepAccelerations) or the last
+stage's; VelocityVerlet's are always its a' (at v½, as Exudyn's).
 What these solvers refuse is checked with the model (capabilities.explicit_solver_problems).
 
 Numba's on-disk cache does not notice changes of the kernels run_explicit calls (kernels.py,
@@ -55,6 +59,12 @@ def _accelerations(t, model, kin, w, q, v, mass, out):
         for j in range(coupled.shape[0]):
             s += inverse[i, j] * w.f[coupled[j]]
         out[coupled[i]] = s
+
+
+@jit
+def initial_accelerations(t, model, kin, w, q, v, mass, out):
+    """VelocityVerlet's first acceleration, out = M⁻¹ f(q, v, t) (Exudyn computes it when its solver starts)."""
+    _accelerations(t, model, kin, w, q, v, mass, out)
 
 
 @jit
@@ -173,14 +183,15 @@ def run_explicit(model, kin, w, scratch, A, c, b, b_err, mass, fixed, lie_cols, 
     (kernels.borrowed: no reference counting in the loop). Lie group nodes (lie_cols, lie_ref: their rotation
     columns and reference rotation vectors; empty without useLieGroupIntegration) step their rotation vectors by
     composition, as Exudyn's Munthe-Kaas form of the tableau: stage rotations ν_n ∘ exp(h Σ a_ij K_j), stage
-    derivatives K_i = T⁻¹(h Σ a_ij K_j) ω̄_i, the step ν_n ∘ exp(h Σ b_i K_i)."""
+    derivatives K_i = T⁻¹(h Σ a_ij K_j) ω̄_i, the step ν_n ∘ exp(h Σ b_i K_i). settings[-1] (verlet) steps
+    VelocityVerlet instead (module docstring), from the acceleration in scratch's q̈ (initial_accelerations)."""
     model, kin, w, scratch = borrowed(model), borrowed(kin), borrowed(w), borrowed(scratch)
     A, c, b, b_err, mass, fixed, q, v, fstate, istate, rows = borrowed((A, c, b, b_err, mass, fixed, q, v, fstate,
                                                                          istate, rows))
     lie_cols, lie_ref = borrowed((lie_cols, lie_ref))
     lie = lie_cols.shape[0] > 0
-    t0, t_end, h_max, accumulate, atol, rtol, max_increase, min_step, safety, order, end_accelerations, period \
-        = settings
+    t0, t_end, h_max, accumulate, atol, rtol, max_increase, min_step, safety, order, end_accelerations, period, \
+        verlet = settings
     n2, stages = q.shape[0], c.shape[0]
     kq, kv, xq, qn, vn, qe, ve, a, err2 = scratch
     control = b_err.shape[0] > 0
@@ -195,20 +206,35 @@ def run_explicit(model, kin, w, scratch, A, c, b, b_err, mass, fixed, lie_cols, 
             t_new = t + h
         else:
             t_new = t0 + (istate[N_STEPS] + 1) * h
-        for i in range(stages):
-            _combine(q, h, A[i], i, kq, xq)
-            if lie and i > 0:
-                _lie_combine(q, h, A[i], i, kq, lie_cols, lie_ref, xq)
-            _combine(v, h, A[i], i, kv, kq[i])  # the stage's velocity is the next stages' q̇
-            _accelerations(t + c[i] * h, model, kin, w, xq, kq[i], mass, kv[i])
-            if lie and i > 0:
-                _lie_stage_rates(h, A[i], i, kq, lie_cols, kq[i])
-        _combine(q, h, b, stages, kq, qn)
-        if lie:
-            _lie_combine(q, h, b, stages, kq, lie_cols, lie_ref, qn)
-        _combine(v, h, b, stages, kv, vn)
-        for k in fixed:
-            qn[k], vn[k] = 0.0, 0.0
+        if verlet:  # Exudyn's order of operations, so its bits: v½ in kq[0], q' (b = [1]: q + h v½), a', v'
+            half = 0.5 * h
+            for i in range(n2):
+                kq[0, i] = v[i] + half * a[i]
+            _combine(q, h, b, 1, kq, qn)
+            if lie:
+                _lie_combine(q, h, b, 1, kq, lie_cols, lie_ref, qn)
+            for k in fixed:
+                qn[k], kq[0, k] = 0.0, 0.0
+            _accelerations(t_new, model, kin, w, qn, kq[0], mass, a)
+            for k in fixed:
+                a[k] = 0.0
+            for i in range(n2):
+                vn[i] = kq[0, i] + half * a[i]
+        else:
+            for i in range(stages):
+                _combine(q, h, A[i], i, kq, xq)
+                if lie and i > 0:
+                    _lie_combine(q, h, A[i], i, kq, lie_cols, lie_ref, xq)
+                _combine(v, h, A[i], i, kv, kq[i])  # the stage's velocity is the next stages' q̇
+                _accelerations(t + c[i] * h, model, kin, w, xq, kq[i], mass, kv[i])
+                if lie and i > 0:
+                    _lie_stage_rates(h, A[i], i, kq, lie_cols, kq[i])
+            _combine(q, h, b, stages, kq, qn)
+            if lie:
+                _lie_combine(q, h, b, stages, kq, lie_cols, lie_ref, qn)
+            _combine(v, h, b, stages, kv, vn)
+            for k in fixed:
+                qn[k], vn[k] = 0.0, 0.0
         if control:
             _combine(q, h, b_err, stages, kq, qe)
             if lie:
@@ -250,12 +276,13 @@ def run_explicit(model, kin, w, scratch, A, c, b, b_err, mass, fixed, lie_cols, 
         if due:
             fstate[WRITE_NEXT] = max(fstate[WRITE_NEXT] + period, t)
         if due or t >= t_end - 1e-10:
-            if end_accelerations:
-                _accelerations(t, model, kin, w, q, v, mass, a)
-            else:
-                a[:] = kv[stages - 1]
-            for k in fixed:
-                a[k] = 0.0
+            if not verlet:
+                if end_accelerations:
+                    _accelerations(t, model, kin, w, q, v, mass, a)
+                else:
+                    a[:] = kv[stages - 1]
+                for k in fixed:
+                    a[k] = 0.0
             row = rows[istate[ROWS]]
             row[0] = t
             row[1:1 + n2] = q
@@ -268,7 +295,7 @@ def run_explicit(model, kin, w, scratch, A, c, b, b_err, mass, fixed, lie_cols, 
 
 def explicit_scratch(n2: int, stages: int) -> tuple:
     """run_explicit's stage derivatives (kq, kv), the stage state, the new and the embedded
-    solution (q, v each), q̈ and the squared scaled errors."""
+    solution (q, v each), q̈ (VelocityVerlet: the acceleration it keeps) and the squared scaled errors."""
     e = np.empty
     return (e((stages, n2)), e((stages, n2)), e(n2), e(n2), e(n2), e(n2), e(n2), e(n2), e(2 * n2))
 
@@ -337,21 +364,26 @@ def solve_explicit(loaded, progress=None, cancel=None, seconds_per_call: float =
     accumulate = ti["adaptiveStep"] or automatic
     fstate = np.array([t0, (ti["initialStepSize"] or h_max) if automatic else h_max, 0.0, np.nan])
     istate = np.zeros(3, np.int64)
+    verlet = solver_type == "VelocityVerlet"
     try:
         mass = _masses(system)
+        kin, w = work(system.model, system.n2, 0)
+        scratch = explicit_scratch(system.n2, len(c))
+        acceleration = scratch[7]
+        acceleration[:] = 0.0
+        if verlet:
+            initial_accelerations(t0, system.model, kin, w, q, v, mass, acceleration)
         if sensors.write_initial and writer.due(t0):
-            sensors.record(t0, q, v, np.zeros(system.n2), np.zeros(system.nae))
+            sensors.record(t0, q, v, acceleration, np.zeros(system.nae))
         fstate[WRITE_NEXT] = writer.next
         config = np.array([t0, t_end, h_max, accumulate, ti["absoluteTolerance"], ti["relativeTolerance"],
                            ti["stepSizeMaxIncrease"], ti["minimumStepSize"], ti["stepSizeSafety"], order,
-                           ti["explicit"]["computeEndOfStepAccelerations"], writer.period])
+                           ti["explicit"]["computeEndOfStepAccelerations"], writer.period, verlet])
         tableau = (np.array(A, float), np.array(c, float), np.array(b, float), np.array(b_err or [], float))
         rows = written_rows(system)
         fixed = _fixed_coordinates(system, ti)
         lie = (system.model.lie_cols, system.model.lie_ref) if ti["explicit"]["useLieGroupIntegration"] else \
             (np.zeros((0, 3), np.int64), np.zeros((0, 3)))
-        kin, w = work(system.model, system.n2, 0)
-        scratch = explicit_scratch(system.n2, len(c))
         max_steps = 16  # then as many as take about seconds_per_call
         run = RepeatedCall(run_explicit)  # the same arrays at every call
         while True:

@@ -1,5 +1,6 @@
 """The Butcher tableaus of Exudyn's explicit solvers (CSolverExplicit): which explicit solver
-types exist, and their coefficients."""
+types exist, and their coefficients. VelocityVerlet is no Runge-Kutta method (run_explicit steps it
+itself); its entry is Exudyn's: one stage of weight 1, the weight of its Lie group update."""
 import math
 
 _R5 = math.sqrt(5)
@@ -34,4 +35,5 @@ TABLEAUS = {
                [0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1, 1],
                [35 / 384, 0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84, 0],
                [5179 / 57600, 0, 7571 / 16695, 393 / 640, -92097 / 339200, 187 / 2100, 1 / 40], 5),
+    "VelocityVerlet": ([[0.0]], [0.0], [1.0], None, 2),
 }
