@@ -108,6 +108,34 @@ def rolling_coin() -> dict:
     }
 
 
+def sphere_contact() -> dict:
+    """A spinning ball (Euler parameters) thrown at a ground sphere under gravity, bouncing with the Gonthier/
+    Carvalho-Martins impact model and regularized friction (ObjectContactSphereSphere, a NodeGenericData of 4
+    data coordinates, Exudyn's discontinuous iteration; issue 13)."""
+    r, mass = 0.1, 1.6
+    return {
+        "nodes": [{"nodeType": "RigidBodyEP", "referenceCoordinates": [0.01, 0, 2 * r + 0.02, 1, 0, 0, 0],
+                   "initialVelocities": [0.3, 0.1, -1.0, 0, 5.0, 0, 2.0]},
+                  {"nodeType": "GenericData", "numberOfDataCoordinates": 4, "initialCoordinates": [0.02, 0, 0, 0]}],
+        "objects": [{"objectType": "Ground"},
+                    {"objectType": "RigidBody", "nodeNumber": 0, "mass": mass,
+                     "inertia": [0.4 * mass * r * r] * 3 + [0, 0, 0]},
+                    {"objectType": "ContactSphereSphere", "markerNumbers": [0, 1], "nodeNumber": 1,
+                     "spheresRadii": [r, r], "contactStiffness": 1e5, "contactDamping": 20.0,
+                     "dynamicFriction": 0.3, "frictionProportionalZone": 0.01, "impactModel": 2,
+                     "restitutionCoefficient": 0.7, "minimumImpactVelocity": 0.01}],
+        "markers": [{"markerType": "BodyRigid", "bodyNumber": 0}, {"markerType": "BodyRigid", "bodyNumber": 1}],
+        "loads": [{"loadType": "ForceVector", "markerNumber": 1, "loadVector": [0, 0, -9.81 * mass]}],
+        "sensors": [{"sensorType": "Node", "nodeNumber": 0, "outputVariableType": "Position"},
+                    {"sensorType": "Object", "objectNumber": 2, "outputVariableType": "Force"}],
+        # fixed steps: Exudyn's adaptive ones with recommended step sizes follow rules of their own (issue 13)
+        "simulationSettings": {"timeIntegration": {"endTime": 0.2, "numberOfSteps": 2000, "adaptiveStep": False,
+                                                   "discontinuous": {"useRecommendedStepSize": False}},
+                               "solution": {"sensors": {"writePeriod": 0.001}}},
+        "solve": {"type": "Dynamic", "solverType": "GeneralizedAlpha"},
+    }
+
+
 def rotvec_top() -> dict:
     """A heavy top on a NodeRigidBodyRotVecLG (Lie group updates in generalized-α): pinned at the origin by a
     spherical joint, center of mass 0.5 above it, tilted 0.3 rad about x, spinning at 30 rad/s about its axis
@@ -179,6 +207,7 @@ MODELS = {  # name: model document, or a function making one
     "planar_double_pendulum": planar_double_pendulum,
     "rolling_coin": rolling_coin,
     "rotvec_top": rotvec_top,
+    "sphere_contact": sphere_contact,
     "generic_ode2_chain": generic_ode2_chain,
     "chain_1": EXAMPLES / "chain_1" / "model.json",
     "chain_10": EXAMPLES / "chain_10" / "model.json",

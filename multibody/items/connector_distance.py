@@ -15,7 +15,7 @@ import numpy as np
 from pydantic import Field
 
 from .. import schema as S
-from ..kernels import ItemKernels, jit
+from ..kernels import ItemKernels, jit_noalloc
 from .compiled import CompiledConstraints
 from .declaration import ItemType
 
@@ -37,7 +37,7 @@ class DistanceData(NamedTuple):
     distance: np.ndarray
 
 
-@jit
+@jit_noalloc
 def distance_rows(d, kin, velocity_level, g, C):
     for i in range(d.m0.shape[0]):
         p, q = d.m0[i], d.m1[i]

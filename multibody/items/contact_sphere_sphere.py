@@ -23,7 +23,7 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from .. import schema as S
-from ..kernels import ItemKernels, jit
+from ..kernels import ItemKernels, jit, jit_noalloc
 from .compiled import CompiledForces
 from .declaration import RIGID_MARKERS, ItemType
 
@@ -80,6 +80,25 @@ class ObjectContactSphereSphere(SphereContactLaw):
         return v
 
 
+class ContactWork(NamedTuple):
+    """The contact kernels' work arrays, made once with the model's data: a kernel call allocates nothing (the
+    allocations and the reference counting of their views cost more than a contact's arithmetic)."""
+    P: np.ndarray  # (2,3) the markers' positions
+    V: np.ndarray  # (2,3) velocities
+    W: np.ndarray  # (2,3) angular velocities
+    S: np.ndarray  # (8,3) contact()'s rows
+    A: np.ndarray  # (3,3) a marker's orientation (the triangle's)
+    A0: np.ndarray  # (3,3) the same, unperturbed
+    w0: np.ndarray  # (12,) a wrench
+    w1: np.ndarray  # (12,) a perturbed wrench
+    D: np.ndarray  # (12,14) the wrench's derivatives
+
+
+def contact_work() -> ContactWork:
+    e = np.empty
+    return ContactWork(e((2, 3)), e((2, 3)), e((2, 3)), e((8, 3)), e((3, 3)), e((3, 3)), e(12), e(12), e((12, 14)))
+
+
 class SphereContactData(NamedTuple):
     cols: np.ndarray  # (n,14) the two markers' columns
     m0: np.ndarray
@@ -90,6 +109,7 @@ class SphereContactData(NamedTuple):
     law: np.ndarray  # (n,12): μ, zone, k, d, e, pull-off, λ_P, k_adh, e_adh, restitution, v_min, impact model
     dc: np.ndarray  # (n,4) the data coordinates (kernels.ItemKernels.post_newton)
     dc_start: np.ndarray  # (n,4) their values at the step's start
+    work: ContactWork
 
 
 MU, ZONE, K, D, EXP, PULL, PLASTIC, K_ADH, EXP_ADH, RESTITUTION, V_MIN, MODEL = range(12)
@@ -99,12 +119,12 @@ LAW = ("dynamicFriction", "frictionProportionalZone", "contactStiffness", "conta
 GAP, SLIP, IMPACT, OVERLAP = range(4)  # the data coordinates
 
 
-@jit
+@jit_noalloc
 def _signed_power(x, e):
     return x if e == 1.0 else np.sign(x) * abs(x) ** e
 
 
-@jit
+@jit_noalloc
 def normal_force(c, gap, vn, data):
     """Exudyn's contact force (before its sign change) for gap, normal velocity vn and the data coordinates."""
     k1, e = c[K], c[EXP]
@@ -139,7 +159,7 @@ def normal_force(c, gap, vn, data):
     return force
 
 
-@jit
+@jit_noalloc
 def contact(d, i, P, V, W, data, from_data, S):
     """Exudyn's ComputeConnectorProperties for marker positions P, velocities V and global angular velocities W
     (2,3) and the data coordinates; from_data: contact and friction zone as the data say (during Newton), else as
@@ -171,7 +191,7 @@ def contact(d, i, P, V, W, data, from_data, S):
     return gap
 
 
-@jit
+@jit_noalloc
 def contact_force(c, active, gap, n, dv, data, from_data, f):
     """f := Exudyn's fVec of a contact (its law c) at gap, normal n and relative velocity dv: the normal law and,
     with μ, friction (0 when not active)."""
@@ -185,14 +205,12 @@ def contact_force(c, active, gap, n, dv, data, from_data, f):
         f[:] = 0.0
 
 
-@jit
+@jit_noalloc
 def add_friction(c, n, dv, vn, force, from_data, data_slip, f):
     """f += Exudyn's regularized friction against the tangential part of dv, for the normal force `force` (Exudyn's
     sign); in the proportional zone as the data's slip speed says (from_data) or the current one."""
-    vt = np.empty(3)
-    for r in range(3):
-        vt[r] = dv[r] - vn * n[r]
-    slip = np.sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2])
+    vt0, vt1, vt2 = dv[0] - vn * n[0], dv[1] - vn * n[1], dv[2] - vn * n[2]
+    slip = np.sqrt(vt0 * vt0 + vt1 * vt1 + vt2 * vt2)
     zone = c[ZONE]
     proportional = data_slip < zone if from_data else slip < zone
     factor = 0.0
@@ -200,11 +218,12 @@ def add_friction(c, n, dv, vn, force, from_data, data_slip, f):
         factor = -c[MU] * force / zone
     elif slip != 0.0:
         factor = -c[MU] * force / slip
-    for r in range(3):
-        f[r] += factor * vt[r]
+    f[0] += factor * vt0
+    f[1] += factor * vt1
+    f[2] += factor * vt2
 
 
-@jit
+@jit_noalloc
 def update_data(c, data, start, gap, n, dv, f, overlap):
     """Exudyn's PostNewtonStep of one item at a converged state (gap, normal n, relative velocity dv, force f,
     plastic overlap): data := [gap, slip speed, impact velocity (-v_n when the contact closed in this step, else
@@ -228,7 +247,7 @@ def update_data(c, data, start, gap, n, dv, f, overlap):
     return error, step
 
 
-@jit
+@jit_noalloc
 def wrench(d, i, P, V, W, data, S, out):
     """out (12,) the right-hand side forces and torques [f0, τ0, f1, τ1] on the markers (ComputeODE2LHS negated)."""
     gap = contact(d, i, P, V, W, data, True, S)
@@ -247,7 +266,7 @@ def wrench(d, i, P, V, W, data, S, out):
             out[3 + r], out[9 + r] = a0 * torque, a1 * torque
 
 
-@jit
+@jit_noalloc
 def _gather(kin, d, i, P, V, W):
     for side in range(2):
         m = d.m0[i] if side == 0 else d.m1[i]
@@ -255,16 +274,16 @@ def _gather(kin, d, i, P, V, W):
             P[side, r], V[side, r], W[side, r] = kin.pos[m, r], kin.vel[m, r], kin.omega[m, r]
 
 
-@jit
+@jit_noalloc
 def sphere_forces(d, kin, F):
-    P, V, W, S, w = np.empty((2, 3)), np.empty((2, 3)), np.empty((2, 3)), np.empty((4, 3)), np.empty(12)
+    P, V, W, S, w = d.work.P, d.work.V, d.work.W, d.work.S, d.work.w0
     for i in range(d.m0.shape[0]):
         _gather(kin, d, i, P, V, W)
         wrench(d, i, P, V, W, d.dc[i], S, w)
         project_wrench(kin, d.m0[i], d.m1[i], w, F[i])
 
 
-@jit
+@jit_noalloc
 def project_wrench(kin, m0, m1, w, out):
     """out (14,) = Gᵀ w: the wrench w (12,) [f0, τ0, f1, τ1] on the markers m0, m1 as generalized forces on their
     columns, G = [Jpos; Jrot] of each marker."""
@@ -277,7 +296,7 @@ def project_wrench(kin, m0, m1, w, out):
             out[7 * side + j] = s
 
 
-@jit
+@jit_noalloc
 def add_difference(kin, m, c, rotation, side, w0, w1, eps, D):
     """D[:, 7 side + j] += (w1 - w0) / eps times row c of marker m's Jrot (rotation) or Jpos, j over its columns: a
     forward difference of the wrench in the marker's motion along c."""
@@ -288,7 +307,7 @@ def add_difference(kin, m, c, rotation, side, w0, w1, eps, D):
                 D[r, 7 * side + j] += (w1[r] - w0[r]) / eps * J
 
 
-@jit
+@jit_noalloc
 def project_derivatives(kin, m0, m1, D, out):
     """out (14,14) += Gᵀ D: D (12,14) the wrench's derivatives in the markers' columns (project_wrench)."""
     for side in range(2):
@@ -302,13 +321,13 @@ def project_derivatives(kin, m0, m1, D, out):
                     out[7 * side + a, b] += jp * D[6 * side + r, b] + jr * D[6 * side + 3 + r, b]
 
 
-@jit
+@jit_noalloc
 def sphere_jacobians(d, kin, dq, dv):
     """∂F/∂q ≈ Gᵀ (∂w/∂p) Jpos, ∂F/∂v ≈ Gᵀ ((∂w/∂v) Jpos + (∂w/∂ω) Jrot) by forward differences of the wrench w in
     the markers' positions p, velocities v and angular velocities ω (steps 1e-7 max(1e-2, |x|), Exudyn's), the
     marker Jacobians G = [Jpos; Jrot] held fixed."""
-    P, V, W, S = np.empty((2, 3)), np.empty((2, 3)), np.empty((2, 3)), np.empty((4, 3))
-    w0, w1, D = np.empty(12), np.empty(12), np.empty((12, 14))  # D: Σ_x ∂w/∂x times x's Jacobian row
+    P, V, W, S = d.work.P, d.work.V, d.work.W, d.work.S
+    w0, w1, D = d.work.w0, d.work.w1, d.work.D  # D: Σ_x ∂w/∂x times x's Jacobian row
     for i in range(d.m0.shape[0]):
         dq[i], dv[i] = 0.0, 0.0
         if not d.active[i]:
@@ -333,11 +352,11 @@ def sphere_jacobians(d, kin, dq, dv):
             project_derivatives(kin, d.m0[i], d.m1[i], D, dq[i] if level == 0 else dv[i])
 
 
-@jit
+@jit_noalloc
 def sphere_post_newton(d, kin):
     """Exudyn's PostNewtonStep of every active item at the converged state (update_data, with the plastic overlap
     of the elasto-plastic model); returns (the largest error, the smallest recommended step or -1)."""
-    P, V, W, S = np.empty((2, 3)), np.empty((2, 3)), np.empty((2, 3)), np.empty((4, 3))
+    P, V, W, S = d.work.P, d.work.V, d.work.W, d.work.S
     largest, recommended = 0.0, -1.0
     for i in range(d.m0.shape[0]):
         if not d.active[i]:
@@ -416,7 +435,7 @@ class SphereContacts(ContactGroup):
 
     def make_data(self, m0, m1, dc):
         return SphereContactData(self.cols, m0, m1, self.active, self.param("spheresRadii").reshape(-1, 2),
-                                 self.param("isHollowSphere1").astype(bool), contact_laws(self), dc, dc.copy())
+                                 self.param("isHollowSphere1").astype(bool), contact_laws(self), dc, dc.copy(), contact_work())
 
     def output(self, kin, k: int, var: str, data: np.ndarray):
         """Over sensor rows (kin: their kinematics; data: their data coordinates)."""

@@ -24,10 +24,10 @@ import numpy as np
 from pydantic import Field
 
 from .. import schema as S
-from ..kernels import ItemKernels, jit
-from .contact_sphere_sphere import (DATA_COORDINATES, GAP, MU, ContactGroup, SphereContactLaw, _gather,
-                                    add_difference, contact_force, contact_laws, project_derivatives, project_wrench,
-                                    update_data)
+from ..kernels import ItemKernels, jit, jit_noalloc
+from .contact_sphere_sphere import (DATA_COORDINATES, GAP, MU, ContactGroup, ContactWork, SphereContactLaw, _gather,
+                                    add_difference, contact_force, contact_laws, contact_work, project_derivatives,
+                                    project_wrench, update_data)
 from .declaration import RIGID_MARKERS, ItemType
 
 
@@ -56,9 +56,10 @@ class TriangleContactData(NamedTuple):
     law: np.ndarray  # (n,12) contact_sphere_sphere.LAW
     dc: np.ndarray  # (n,4) the data coordinates (kernels.ItemKernels.post_newton)
     dc_start: np.ndarray  # (n,4) their values at the step's start
+    work: ContactWork
 
 
-@jit
+@jit_noalloc
 def _on_segment(a, b, p, pp):
     """pp := the point of the segment a-b nearest p (Exudyn's MinDistToLinePoints)."""
     num, den = 0.0, 0.0
@@ -74,7 +75,7 @@ def _on_segment(a, b, p, pp):
             pp[r] = a[r] + num / den * (b[r] - a[r])
 
 
-@jit
+@jit_noalloc
 def nearest_point(T, p, pp):
     """pp := the point of the triangle T (rows: its points) nearest p as Exudyn finds it (MinDistTrigEdges); returns
     the edge's flag (1: points 0-1, 2: 1-2, 4: 2-0) when pp lies on an edge's side, 0 inside."""
@@ -107,7 +108,7 @@ def nearest_point(T, p, pp):
     return 0
 
 
-@jit
+@jit_noalloc
 def contact(d, i, P, V, W, A, data, from_data, S):
     """Exudyn's ComputeConnectorProperties for marker positions P, velocities V, global angular velocities W (2,3),
     marker 1's orientation A and the data coordinates; from_data: contact and friction zone as the data say (during
@@ -141,7 +142,7 @@ def contact(d, i, P, V, W, A, data, from_data, S):
     return gap
 
 
-@jit
+@jit_noalloc
 def wrench(d, i, P, V, W, A, data, S, out):
     """out (12,) the right-hand side forces and torques [f0, τ0, f1, τ1] on the markers (ComputeODE2LHS negated)."""
     gap = contact(d, i, P, V, W, A, data, True, S)
@@ -160,7 +161,7 @@ def wrench(d, i, P, V, W, A, data, S, out):
         out[9 + r] = f[s] * arm_t - f[t] * arm_s
 
 
-@jit
+@jit_noalloc
 def _orientation(kin, d, i, A):
     m = d.m1[i]
     for r in range(3):
@@ -168,10 +169,16 @@ def _orientation(kin, d, i, A):
             A[r, c] = kin.rot[m, r, c]
 
 
-@jit
+@jit_noalloc
+def _copy(src, dst):  # (an array assignment would need numba's runtime: it may copy through a temporary)
+    for r in range(src.shape[0]):
+        for c in range(src.shape[1]):
+            dst[r, c] = src[r, c]
+
+
+@jit_noalloc
 def triangle_forces(d, kin, F):
-    P, V, W, A, S, w = np.empty((2, 3)), np.empty((2, 3)), np.empty((2, 3)), np.empty((3, 3)), np.empty((8, 3)), \
-        np.empty(12)
+    P, V, W, A, S, w = d.work.P, d.work.V, d.work.W, d.work.A, d.work.S, d.work.w0
     for i in range(d.m0.shape[0]):
         _gather(kin, d, i, P, V, W)
         _orientation(kin, d, i, A)
@@ -179,7 +186,7 @@ def triangle_forces(d, kin, F):
         project_wrench(kin, d.m0[i], d.m1[i], w, F[i])
 
 
-@jit
+@jit_noalloc
 def triangle_jacobians(d, kin, dq, dv):
     """∂F/∂q ≈ Gᵀ ((∂w/∂p) Jpos + (∂w/∂θ1) Jrot1), ∂F/∂v ≈ Gᵀ ((∂w/∂v) Jpos + (∂w/∂ω) Jrot) by forward differences of
     the wrench w in the markers' positions p, velocities v, angular velocities ω (steps 1e-7 max(1e-2, |x|)) and
@@ -187,16 +194,15 @@ def triangle_jacobians(d, kin, dq, dv):
     differences its node coordinates, so its matrix also has the angular velocities' dependence on them, with
     friction, and with Euler parameters the change along the parameters themselves, which is no rotation, where a
     moving triangle's body has such a node.)"""
-    P, V, W, A, A0, S = np.empty((2, 3)), np.empty((2, 3)), np.empty((2, 3)), np.empty((3, 3)), np.empty((3, 3)), \
-        np.empty((8, 3))
-    w0, w1, D = np.empty(12), np.empty(12), np.empty((12, 14))
+    P, V, W, A, A0, S = d.work.P, d.work.V, d.work.W, d.work.A, d.work.A0, d.work.S
+    w0, w1, D = d.work.w0, d.work.w1, d.work.D
     for i in range(d.m0.shape[0]):
         dq[i], dv[i] = 0.0, 0.0
         if not d.active[i]:
             continue
         _gather(kin, d, i, P, V, W)
         _orientation(kin, d, i, A)
-        A0[:] = A
+        _copy(A, A0)
         wrench(d, i, P, V, W, A, d.dc[i], S, w0)
         for level in range(2):
             D[:] = 0.0
@@ -214,7 +220,7 @@ def triangle_jacobians(d, kin, dq, dv):
                                     s, t = (r + 1) % 3, (r + 2) % 3
                                     A[r, col] = A0[r, col] + eps * ((c == s) * A0[t, col] - (c == t) * A0[s, col])
                             wrench(d, i, P, V, W, A, d.dc[i], S, w1)
-                            A[:] = A0
+                            _copy(A0, A)
                         else:
                             X = P if level == 0 else (V if kind == 0 else W)
                             x = X[side, c]
@@ -226,11 +232,11 @@ def triangle_jacobians(d, kin, dq, dv):
             project_derivatives(kin, d.m0[i], d.m1[i], D, dq[i] if level == 0 else dv[i])
 
 
-@jit
+@jit_noalloc
 def triangle_post_newton(d, kin):
     """Exudyn's PostNewtonStep of every active item at the converged state (contact_sphere_sphere.update_data, no
     plastic overlap); returns (the largest error, the smallest recommended step or -1)."""
-    P, V, W, A, S = np.empty((2, 3)), np.empty((2, 3)), np.empty((2, 3)), np.empty((3, 3)), np.empty((8, 3))
+    P, V, W, A, S = d.work.P, d.work.V, d.work.W, d.work.A, d.work.S
     largest, recommended = 0.0, -1.0
     for i in range(d.m0.shape[0]):
         if d.active[i]:
@@ -284,7 +290,7 @@ class TriangleContacts(ContactGroup):
         return TriangleContactData(
             self.cols, m0, m1, self.active, self.param("sphereRadius"),
             np.array([o.trianglePoints for o in self.items], float).reshape(-1, 3, 3),
-            np.array([o.includeEdges for o in self.items], dtype=np.int64), contact_laws(self), dc, dc.copy())
+            np.array([o.includeEdges for o in self.items], dtype=np.int64), contact_laws(self), dc, dc.copy(), contact_work())
 
     def output(self, kin, k: int, var: str, data: np.ndarray):
         """Over sensor rows (kin: their kinematics; data: their data coordinates)."""

@@ -17,7 +17,7 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from .. import schema as S
-from ..kernels import ItemKernels, jit
+from ..kernels import ItemKernels, jit_noalloc
 from .compiled import CompiledConstraints
 from .declaration import ItemType
 
@@ -54,12 +54,12 @@ class RollingDiscData(NamedTuple):
     normal: np.ndarray  # (n,3) in marker 0's frame
 
 
-@jit
+@jit_noalloc
 def _cross(a0, a1, a2, b0, b1, b2):
     return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
 
 
-@jit
+@jit_noalloc
 def _turned(R, m, x):
     """R[m] x for a 3-vector x."""
     return (R[m, 0, 0] * x[0] + R[m, 0, 1] * x[1] + R[m, 0, 2] * x[2],
@@ -67,7 +67,7 @@ def _turned(R, m, x):
             R[m, 2, 0] * x[0] + R[m, 2, 1] * x[1] + R[m, 2, 2] * x[2])
 
 
-@jit
+@jit_noalloc
 def rolling_rows(d, kin, velocity_level, g, C):
     for i in range(d.m0.shape[0]):
         p, q, r = d.m0[i], d.m1[i], d.radius[i]
