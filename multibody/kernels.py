@@ -22,8 +22,10 @@ from numba.np.arrayobj import populate_array
 
 from .programs import eval_program, motion_residual
 
-# error_model="numpy": a division by zero gives inf/nan as in numpy (the solvers check finiteness)
-jit = numba.njit(cache=True, nogil=True, boundscheck=False, error_model="numpy")
+# error_model="numpy": a division by zero gives inf/nan as in numpy (the solvers check finiteness). _nrt=True
+# explicitly: a kernel whose flag is unset inherits its first caller's, so one first called from a jit_noalloc
+# kernel would be compiled, and cached, without the runtime that its allocations need.
+jit = numba.njit(cache=True, nogil=True, boundscheck=False, error_model="numpy", _nrt=True)
 # For the stages that take the model's named tuples: a compiled call increfs and decrefs every
 # array of its tuple arguments (~100 atomic operations per call), which cost far more than a
 # small model's arithmetic; inlined into their caller they cost nothing.
@@ -288,6 +290,7 @@ class Work(NamedTuple):
     mo_kin: "Kin"  # the kinematics at q ± εv for the motions' u̇_j (empty without motions)
     uf_x: np.ndarray  # (7,) a user function's variables
     uf_work: np.ndarray  # the user functions' scratch
+    x_scratch: np.ndarray  # the compiled item types' F, dq/dv or g/C (compiled_scratch_size)
 
 
 class Entries(NamedTuple):
@@ -360,24 +363,24 @@ def _item_force_jacobians(data, kin, dq, dv):
     """A compiled force type's force derivatives (its ItemKernels.jacobians)."""
 
 
-_OVERLOAD = dict(jit_options=dict(nogil=True, boundscheck=False, error_model="numpy"))
+_OVERLOAD = dict(jit_options=dict(nogil=True, boundscheck=False, error_model="numpy", _nrt=True))  # as jit
 
 
-@overload(_item_rows, **_OVERLOAD)
+@overload(_item_rows, inline="always", **_OVERLOAD)  # no wrapper call between loop and kernel
 def _item_rows_typed(data, kin, velocity_level, g, C):
     kernel = _kernel_of(data, "evaluate")
     if kernel is not None:
         return lambda data, kin, velocity_level, g, C: kernel(data, kin, velocity_level, g, C)
 
 
-@overload(_item_forces, **_OVERLOAD)
+@overload(_item_forces, inline="always", **_OVERLOAD)  # no wrapper call between loop and kernel
 def _item_forces_typed(data, kin, F):
     kernel = _kernel_of(data, "evaluate")
     if kernel is not None:
         return lambda data, kin, F: kernel(data, kin, F)
 
 
-@overload(_item_force_jacobians, **_OVERLOAD)
+@overload(_item_force_jacobians, inline="always", **_OVERLOAD)  # no wrapper call between loop and kernel
 def _item_force_jacobians_typed(data, kin, dq, dv):
     kernel = _kernel_of(data, "jacobians")
     if kernel is not None:
@@ -491,49 +494,78 @@ def _compiled_data_items(forces):
     return lambda forces: n * forces[0].cols.shape[0] + compiled_data_items(forces[1:])
 
 
-def compiled_forces(forces, kin, f):
-    """f += the generalized forces of every compiled force type (forces: Model.x_forces)."""
+def compiled_scratch_size(forces, constraints):
+    """The length of Work.x_scratch: the largest of the compiled types' F (n, ncols), dq and dv (n, ncols, ncols),
+    g (n, R) and C (n, R, ncols), which the kernels below take as views of it: the step loop allocates nothing
+    (alpha_kernel.run_steps runs without numba's runtime)."""
 
 
-def compiled_rows(constraints, kin, lam, velocity_level, rq, rg):
+def compiled_forces(forces, kin, f, scratch):
+    """f += the generalized forces of every compiled force type (forces: Model.x_forces; scratch: Work.x_scratch)."""
+
+
+def compiled_rows(constraints, kin, lam, velocity_level, rq, rg, scratch):
     """rq += C_qᵀλ and rg = g (λ for inactive items) of every compiled constraint type."""
 
 
-def compiled_matrix(E, forces, constraints, kin, k_factor, d_factor, level_factor, velocity_factor,
+def compiled_matrix(E, forces, constraints, kin, scratch, k_factor, d_factor, level_factor, velocity_factor,
                     acceleration_factor):
     """Entries E of −(k_factor ∂F/∂q + d_factor ∂F/∂v) of the compiled force types and C_qᵀ, factor·C_q and
     the (λ, λ) diagonal of inactive items of the compiled constraint types (as alpha_kernel._assemble)."""
 
 
-@overload(compiled_forces, inline="always", **_OVERLOAD)  # a call passes every type's arrays
-def _compiled_forces(forces, kin, f):
-    if len(forces) == 0:
-        return lambda forces, kin, f: None
+@overload(compiled_scratch_size, **_OVERLOAD)
+def _compiled_scratch_size(forces, constraints):
+    if len(forces):
+        def impl(forces, constraints):
+            n, nc = forces[0].cols.shape
+            return max(2 * n * nc * nc, compiled_scratch_size(forces[1:], constraints))
+        return impl
+    if len(constraints):
+        def impl(forces, constraints):
+            (n, nr), nc = constraints[0].ae.shape, constraints[0].cols.shape[1]
+            return max(n * nr * (1 + nc), compiled_scratch_size(forces, constraints[1:]))
+        return impl
+    return lambda forces, constraints: 0
 
-    def impl(forces, kin, f):
+
+@jit_inline
+def _zeroed(scratch, size):
+    """The first `size` entries of scratch, set to 0."""
+    for i in range(size):
+        scratch[i] = 0.0
+    return scratch[:size]
+
+
+@overload(compiled_forces, inline="always", **_OVERLOAD)  # a call passes every type's arrays
+def _compiled_forces(forces, kin, f, scratch):
+    if len(forces) == 0:
+        return lambda forces, kin, f, scratch: None
+
+    def impl(forces, kin, f, scratch):
         n2, data = f.shape[0], forces[0]
         n, nc = data.cols.shape
-        if n:  # a model without items of the type allocates nothing (twice per step)
-            F = np.zeros((n, nc))
+        if n:
+            F = _zeroed(scratch, n * nc).reshape((n, nc))
             _item_forces(data, kin, F)
             for k in range(n):
                 for c in range(nc):
                     if data.cols[k, c] < n2:
                         f[data.cols[k, c]] += F[k, c]
-        compiled_forces(forces[1:], kin, f)
+        compiled_forces(forces[1:], kin, f, scratch)
     return impl
 
 
 @overload(compiled_rows, inline="always", **_OVERLOAD)
-def _compiled_rows(constraints, kin, lam, velocity_level, rq, rg):
+def _compiled_rows(constraints, kin, lam, velocity_level, rq, rg, scratch):
     if len(constraints) == 0:
-        return lambda constraints, kin, lam, velocity_level, rq, rg: None
+        return lambda constraints, kin, lam, velocity_level, rq, rg, scratch: None
 
-    def impl(constraints, kin, lam, velocity_level, rq, rg):
+    def impl(constraints, kin, lam, velocity_level, rq, rg, scratch):
         n2, data = rq.shape[0], constraints[0]
         (n, nr), nc = data.ae.shape, data.cols.shape[1]
-        if n:  # as compiled_forces
-            g, C = np.empty((n, nr)), np.empty((n, nr, nc))
+        if n:
+            g, C = scratch[:n * nr].reshape((n, nr)), scratch[n * nr:n * nr * (1 + nc)].reshape((n, nr, nc))
             _item_rows(data, kin, velocity_level, g, C)
             for k in range(n):
                 for c in range(nc):
@@ -545,42 +577,46 @@ def _compiled_rows(constraints, kin, lam, velocity_level, rq, rg):
                         rq[col] += s
                 for r in range(nr):
                     rg[data.ae[k, r]] = g[k, r] if data.active[k] else lam[data.ae[k, r]]
-        compiled_rows(constraints[1:], kin, lam, velocity_level, rq, rg)
+        compiled_rows(constraints[1:], kin, lam, velocity_level, rq, rg, scratch)
     return impl
 
 
 @overload(compiled_matrix, **_OVERLOAD)
-def _compiled_matrix(E, forces, constraints, kin, k_factor, d_factor, level_factor, velocity_factor,
+def _compiled_matrix(E, forces, constraints, kin, scratch, k_factor, d_factor, level_factor, velocity_factor,
                      acceleration_factor):
     if len(forces) == 0 and len(constraints) == 0:
-        return lambda E, forces, constraints, kin, k_factor, d_factor, level_factor, velocity_factor, \
+        return lambda E, forces, constraints, kin, scratch, k_factor, d_factor, level_factor, velocity_factor, \
             acceleration_factor: None
 
-    def impl(E, forces, constraints, kin, k_factor, d_factor, level_factor, velocity_factor, acceleration_factor):
+    def impl(E, forces, constraints, kin, scratch, k_factor, d_factor, level_factor, velocity_factor,
+             acceleration_factor):
         n2 = kin.q.shape[0] - 1
-        compiled_force_matrix(E, forces, kin, n2, k_factor, d_factor)
-        compiled_constraint_matrix(E, constraints, kin, n2, level_factor, velocity_factor, acceleration_factor)
+        compiled_force_matrix(E, forces, kin, n2, scratch, k_factor, d_factor)
+        compiled_constraint_matrix(E, constraints, kin, n2, scratch, level_factor, velocity_factor,
+                                   acceleration_factor)
     return impl
 
 
-def compiled_force_matrix(E, forces, kin, n2, k_factor, d_factor):
+def compiled_force_matrix(E, forces, kin, n2, scratch, k_factor, d_factor):
     """E += −(k_factor ∂F/∂q + d_factor ∂F/∂v) of the compiled force types."""
 
 
-def compiled_constraint_matrix(E, constraints, kin, n2, level_factor, velocity_factor, acceleration_factor):
+def compiled_constraint_matrix(E, constraints, kin, n2, scratch, level_factor, velocity_factor, acceleration_factor):
     """E += C_qᵀ, factor·C_q (by each row's level) and the (λ, λ) diagonal of inactive items."""
 
 
 @overload(compiled_force_matrix, **_OVERLOAD)
-def _compiled_force_matrix(E, forces, kin, n2, k_factor, d_factor):
+def _compiled_force_matrix(E, forces, kin, n2, scratch, k_factor, d_factor):
     if len(forces) == 0:
-        return lambda E, forces, kin, n2, k_factor, d_factor: None
+        return lambda E, forces, kin, n2, scratch, k_factor, d_factor: None
 
-    def impl(E, forces, kin, n2, k_factor, d_factor):
+    def impl(E, forces, kin, n2, scratch, k_factor, d_factor):
         data = forces[0]
         n, nc = data.cols.shape
-        if n:  # as compiled_forces
-            dq, dv = np.zeros((n, nc, nc)), np.zeros((n, nc, nc))
+        if n:
+            size = n * nc * nc
+            dq = _zeroed(scratch, 2 * size)[:size].reshape((n, nc, nc))
+            dv = scratch[size:2 * size].reshape((n, nc, nc))
             _item_force_jacobians(data, kin, dq, dv)
             for k in range(n):
                 for i in range(nc):
@@ -589,20 +625,20 @@ def _compiled_force_matrix(E, forces, kin, n2, k_factor, d_factor):
                         c = data.cols[k, j]
                         if r < n2 and c < n2:
                             add_entry(E, r, c, -(k_factor * dq[k, i, j] + d_factor * dv[k, i, j]))
-        compiled_force_matrix(E, forces[1:], kin, n2, k_factor, d_factor)
+        compiled_force_matrix(E, forces[1:], kin, n2, scratch, k_factor, d_factor)
     return impl
 
 
 @overload(compiled_constraint_matrix, **_OVERLOAD)
-def _compiled_constraint_matrix(E, constraints, kin, n2, level_factor, velocity_factor, acceleration_factor):
+def _compiled_constraint_matrix(E, constraints, kin, n2, scratch, level_factor, velocity_factor, acceleration_factor):
     if len(constraints) == 0:
-        return lambda E, constraints, kin, n2, level_factor, velocity_factor, acceleration_factor: None
+        return lambda E, constraints, kin, n2, scratch, level_factor, velocity_factor, acceleration_factor: None
 
-    def impl(E, constraints, kin, n2, level_factor, velocity_factor, acceleration_factor):
+    def impl(E, constraints, kin, n2, scratch, level_factor, velocity_factor, acceleration_factor):
         data = constraints[0]
         (n, nr), nc = data.ae.shape, data.cols.shape[1]
-        if n:  # as compiled_forces
-            g, C = np.empty((n, nr)), np.empty((n, nr, nc))
+        if n:
+            g, C = scratch[:n * nr].reshape((n, nr)), scratch[n * nr:n * nr * (1 + nc)].reshape((n, nr, nc))
             _item_rows(data, kin, False, g, C)  # C does not depend on the level
             for k in range(n):
                 act = 1.0 if data.active[k] else 0.0
@@ -616,7 +652,8 @@ def _compiled_constraint_matrix(E, constraints, kin, n2, level_factor, velocity_
                             add_entry(E, c, row, C[k, r, j] * act)
                             add_entry(E, row, c, C[k, r, j] * act * factor)
                     add_entry(E, row, row, 1.0 - act)
-        compiled_constraint_matrix(E, constraints[1:], kin, n2, level_factor, velocity_factor, acceleration_factor)
+        compiled_constraint_matrix(E, constraints[1:], kin, n2, scratch, level_factor, velocity_factor,
+                                   acceleration_factor)
     return impl
 
 
@@ -765,7 +802,7 @@ def texp_inverse_times(o0, o1, o2, x0, x1, x2):
             b * x2 + 0.5 * (o0 * x1 - o1 * x0) + d * o2)
 
 
-@jit
+@jit_noalloc
 def lie_compose(q, d, sign, lie_cols, lie_ref):
     """q's rotation-vector coordinates ν - ν_ref := log(exp(ν) exp(sign·d)) - ν_ref per Lie group node (the
     composition update of Exudyn's solvers; d on q's columns)."""
@@ -777,7 +814,7 @@ def lie_compose(q, d, sign, lie_cols, lie_ref):
         q[c0], q[c1], q[c2] = n0 - r0, n1 - r1, n2 - r2
 
 
-@jit
+@jit_noalloc
 def lie_group_prediction(q, v, ap, ahat, vs, qs, h, cq, bh2, xi, lie_cols, lie_ref):
     """The generalized-α predictor of the Lie group nodes' rotations (CSolverImplicitSecondOrderTimeInt with
     lieGroupSimplifiedKinematicRelations = false): the increment Δ = h v + cq a + βh² â in the Lie algebra,
@@ -978,7 +1015,7 @@ def rigid_mass_matrices(fA, fGbar, frame, mass, com, inertia):
     return M
 
 
-@jit
+@jit_noalloc
 def rigid_mass_times_into(out, x, ar, fA, fGbar, frame, cols, mass, com, inertia, a):
     """Σ_bodies M_k a[cols_k] into out (n2; the dummy column dropped), with scratch x (7) and ar
     (>= 4), without forming M: [m a_t + Mtr a_r; Mtrᵀ a_t + Ḡᵀ J Ḡ a_r], Mtr = -m A b̃ Ḡ (zero when b = 0)."""
@@ -1020,7 +1057,7 @@ def rigid_mass_times_into(out, x, ar, fA, fGbar, frame, cols, mass, com, inertia
                 out[cols[k, i]] += x[i]
 
 
-@jit
+@jit_noalloc
 def _rigid_qv(A, Gb, theta, theta_t, m, b, J, rxyz, x):
     """One body's -(quadratic velocity terms) into x (7): -m A (ω̄×(ω̄×b)) and -Ḡᵀ(ω̄ × J ω̄), on a
     Tait-Bryan frame (rxyz) also the Ḡ̇ φ̇ terms (Euler parameters have none) as CObjectRigidBody's LHS:
@@ -1065,7 +1102,7 @@ def rigid_quadratic_velocity(fA, fGbar, theta, theta_t, f_rotation, frame, cols,
     return out
 
 
-@jit
+@jit_noalloc
 def rigid_quadratic_velocity_into(out, x, fA, fGbar, theta, theta_t, f_rotation, frame, cols, mass, com, inertia):
     """rigid_quadratic_velocity into out (n2), with scratch x (7)."""
     n2 = out.shape[0]
@@ -1139,7 +1176,7 @@ def marker_loads(out, mcols, J, markers, vec, weight):
                 out[col] += weight[k] * (J[m, 0, c] * vec[k, 0] + J[m, 1, c] * vec[k, 1] + J[m, 2, c] * vec[k, 2])
 
 
-@jit
+@jit_noalloc
 def add_constraint_forces(out, cols, C, lam, ae):
     """out += C_qᵀ λ of one constraint group (C (n,R,ncols)), dummy column dropped."""
     n2 = out.shape[0]
@@ -1153,13 +1190,13 @@ def add_constraint_forces(out, cols, C, lam, ae):
                 out[col] += s
 
 
-@jit
+@jit_noalloc
 def _cross_dot(a, b, c):
     """(a × b)·c"""
     return (a[1] * b[2] - a[2] * b[1]) * c[0] + (a[2] * b[0] - a[0] * b[2]) * c[1] + (a[0] * b[1] - a[1] * b[0]) * c[2]
 
 
-@jit
+@jit_noalloc
 def _joint_frames(rot, pos, vel, R0, R1, p, q_, A0, A1, dp, dv):
     """Joint frames A0 = A_m0 R0, A1 = A_m1 R1 and Δp, Δv (marker 1 minus marker 0) into the given arrays."""
     for i in range(3):
@@ -1170,7 +1207,7 @@ def _joint_frames(rot, pos, vel, R0, R1, p, q_, A0, A1, dp, dv):
         dv[i] = vel[q_, i] - vel[p, i]
 
 
-@jit
+@jit_noalloc
 def _axis_rate(rot, omega_local, m, R, i):
     """ȧ of the joint axis a = A_m R e_i on marker m, as Exudyn forms it: A_m (ω_m × R e_i), ω_m in
     the marker's frame (equal to (A_m ω_m) × a only for unit Euler parameters)."""
@@ -1194,7 +1231,7 @@ def joint_rows(rot, pos, vel, omega_local, Jpos, Jrot, m0, m1, R0, R1, kinds, ri
     return g, C
 
 
-@jit
+@jit_noalloc
 def joint_rows_into(g, C, mats, vecs, rot, pos, vel, omega_local, Jpos, Jrot, m0, m1, R0, R1, kinds, ri, rj, nrows,
                     velocity_level):
     """joint_rows into (g, C), with scratch mats (2,3,3) and vecs (5,3)."""
@@ -1262,7 +1299,7 @@ def joint_coordinates(rot, pos, vel, omega, Jpos, Jrot, m0, m1, R0, R1, revolute
     return qj, uj, C
 
 
-@jit
+@jit_noalloc
 def joint_coordinates_into(qj, uj, C, mats, vecs, rot, pos, vel, omega, Jpos, Jrot, m0, m1, R0, R1, revolute):
     """joint_coordinates into (qj, uj, C), with scratch mats (2,3,3) and vecs (>= 4,3)."""
     A0, A1 = mats[0], mats[1]
@@ -1293,7 +1330,7 @@ def joint_coordinates_into(qj, uj, C, mats, vecs, rot, pos, vel, omega, Jpos, Jr
         uj[k] = (a[0] * dv[0] + a[1] * dv[1] + a[2] * dv[2]) + _cross_dot(omega[p], a, dp)
 
 
-@jit
+@jit_noalloc
 def _spring(dp, dv, k, d, L0, fa, voff, e):
     """(L, f) of a spring-damper and its direction into e (SpringDampers._geometry and scalar_force)."""
     L = np.sqrt(dp[0] * dp[0] + dp[1] * dp[1] + dp[2] * dp[2])
@@ -1310,7 +1347,7 @@ def _spring(dp, dv, k, d, L0, fa, voff, e):
     return L, f
 
 
-@jit
+@jit_noalloc
 def _spring_uf(p, t, dp, dv, k, d, L0, fa, voff, e, uf):
     """(L, f, ∂f/∂L, ∂f/∂L̇) of a spring-damper, f from its user function's programs p, p+1, p+2
     (uf = (code, consts, start, x, work)) at deltaL = L - L0, deltaL_t = eᵀΔv - v_off, or
@@ -1333,7 +1370,7 @@ def spring_forces(t, pos, vel, Jpos, mcols, m0, m1, k, d, L0, fa, voff, active, 
     return out
 
 
-@jit
+@jit_noalloc
 def spring_forces_into(out, vecs, t, pos, vel, Jpos, mcols, m0, m1, k, d, L0, fa, voff, active, p_uf, uf):
     """spring_forces into out (n2), with scratch vecs (3,3)."""
     n2 = out.shape[0]
@@ -1415,7 +1452,7 @@ def ep_normalization(theta, theta_t, frame, velocity_level):
     return g, C
 
 
-@jit
+@jit_noalloc
 def ep_normalization_into(g, C, theta, theta_t, frame, velocity_level):
     """ep_normalization into (g, C)."""
     C[:] = 0.0
@@ -1450,7 +1487,7 @@ def work(model, n2, nae):
     w = Work(e(n2), e(nae), e((ne, 1)), e((ne, 1, 7)), e((nj, nr)), e((nj, nr, 14)), e((ncc, 1)), e((ncc, 1, 2)),
              e(n2), e(n2), e(n2), e((2, 7)), e((2, 3, 3)), e((5, 3)), e(nmo), e((nmo, 14)), e((4, nmo)),
              e((nmo, 14)), e(3), e(model.mo_work_size[0]), np.full(1, -1, np.int64), mo_kin, e(7),
-             e(model.uf_work_size[0]))
+             e(model.uf_work_size[0]), e(compiled_scratch_size(model.x_forces, model.x_constraints)))
     return kin, w
 
 
@@ -1482,7 +1519,7 @@ def joint_accelerations_into(ujd, us, scratch, Cs, mats, vecs, qs, mk, a, q, v, 
         ujd[r] = s + (us[r] - ujd[r]) / (2 * eps)
 
 
-@jit
+@jit_noalloc
 def motion_accelerations(ujd, us, scratch, Cs, mats, vecs, qs, mk, a, q, v, C, cols, m0, m1, R0, R1, revolute,
                          frames):
     """joint_accelerations_into (frames: a FrameModel), compiled once rather than inlined into every residual."""
@@ -1518,7 +1555,7 @@ def motion_rows_at(t, a, levels, velocity_level, model, kin, w):
     return motion_rows(t, a, levels, velocity_level, model, kin, w)
 
 
-@jit
+@jit_noalloc
 def cartesian_uf_force(p, t, dp, dv, F, uf):
     """F = a Cartesian spring-damper's user function (programs p..p+2) at displacement dp, velocity dv."""
     code, consts, start, x, work = uf
@@ -1617,7 +1654,7 @@ def applied_forces(t, model, kin, w, load_factor):
         f[m.g_kr[k]] -= m.g_kv[k] * kin.q[m.g_kc[k]]
     for k in range(m.g_dr.shape[0]):
         f[m.g_dr[k]] -= m.g_dv[k] * kin.v[m.g_dc[k]]
-    compiled_forces(m.x_forces, kin, f)
+    compiled_forces(m.x_forces, kin, f, w.x_scratch)
 
 
 @jit_inline
@@ -1691,7 +1728,7 @@ def residual(t, a, lam, velocity_level, model, kin, w):
         rg[m.cc_ae[k, 0]] = ccg[k, 0] if m.cc_active[k] else lam[m.cc_ae[k, 0]]
     for k in range(m.mo_m0.shape[0]):  # always active
         rg[m.mo_ae[k]] = w.mo_g[k]
-    compiled_rows(m.x_constraints, kin, lam, velocity_level, rq, rg)
+    compiled_rows(m.x_constraints, kin, lam, velocity_level, rq, rg, w.x_scratch)
 
 
 @jit
@@ -1764,14 +1801,14 @@ def sparse_lu_refactor(Ap, Ai, Ax, Lp, Li, Lx, Up, Ui, Ux, Ud, x):
     return LU_DONE
 
 
-@jit
-def newton_update(qn, vn, an, lam, dx, v_factor, a_divisor, lam_divisor, lie_cols, lie_ref):
+@jit_noalloc
+def newton_update(qn, vn, an, lam, dx, old, v_factor, a_divisor, lam_divisor, lie_cols, lie_ref):
     """q -= Δq, v -= v_factor Δq, q̈ -= Δq / a_divisor, λ -= Δλ̃ / lam_divisor, in place (dx = [Δq; Δλ̃]);
-    the rotation vectors of Lie group nodes compose instead: ν := log(exp(ν) exp(-Δν)) (Exudyn's update)."""
+    the rotation vectors of Lie group nodes compose instead: ν := log(exp(ν) exp(-Δν)) (Exudyn's update;
+    old: scratch of length n2)."""
     n2 = qn.shape[0]
     nl = lie_cols.shape[0]
-    if nl:
-        old = np.empty(n2)  # the rotation columns before the loop below
+    if nl:  # the rotation columns before the loop below
         for k in range(nl):
             for j in range(3):
                 old[lie_cols[k, j]] = qn[lie_cols[k, j]]
@@ -1799,7 +1836,7 @@ def newton_parameters(newton: dict) -> np.ndarray:
                      newton["useModifiedNewton"], newton["adaptInitialResidual"]], float)
 
 
-@jit
+@jit_noalloc
 def newton_rules(it, rn, r0, r_prev, full, restarted, extra, parameters):
     """Exudyn's CSolverBase::Newton after iteration `it` (counted on across restarts) with residual
     norm rn (the compiled step loop's, solvers/alpha_kernel.py). Returns (action, r0, r_prev, full,

@@ -43,7 +43,8 @@ from typing import NamedTuple, Sequence
 import numba
 import numpy as np
 
-jit = numba.njit(cache=True, nogil=True, boundscheck=False, error_model="numpy")
+# without numba's runtime (kernels.jit_noalloc): the evaluators only write into the arrays they are given
+jit = numba.njit(cache=True, nogil=True, boundscheck=False, error_model="numpy", _nrt=False)
 
 # opcodes; the argument is an index (CONST, VAR, LOAD, STORE), a jump target (instruction
 # number), the derivative order (HERMITE), or unused (0)

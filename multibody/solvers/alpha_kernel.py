@@ -23,7 +23,7 @@ import numpy as np
 
 from ..kernels import (CONVERGED, GIVE_UP, LU_DONE, LU_REPIVOT, LU_SINGULAR, RESTART, Entries, add_entry, borrowed,
                        compiled_data_items, compiled_keep_data, compiled_matrix, compiled_post_newton,
-                       compiled_write_data, eval_program, jit, jit_inline, kinematics, lie_group_prediction,
+                       compiled_write_data, eval_program, jit, jit_inline, jit_noalloc, kinematics, lie_group_prediction,
                        lu_solve_csc_into, motion_rows,
                        newton_rules, newton_update, residual, rigid_mass_matrices,
                        rigid_quadratic_velocity_jacobians, sparse_lu_refactor, spring_jacobians, work)
@@ -198,8 +198,8 @@ def _assemble(E, t, model, kin, w, mass_factor, k_factor, d_factor, level_factor
             if c < n2:
                 add_entry(E, c, row, w.mo_C[k, j])
                 add_entry(E, row, c, w.mo_C[k, j] * factor)
-    compiled_matrix(E, m.x_forces, m.x_constraints, kin, k_factor, d_factor, level_factor, velocity_factor,
-                    acceleration_factor)
+    compiled_matrix(E, m.x_forces, m.x_constraints, kin, w.x_scratch, k_factor, d_factor, level_factor,
+                    velocity_factor, acceleration_factor)
 
 
 class LinearSystem(NamedTuple):
@@ -230,7 +230,7 @@ class LinearSystem(NamedTuple):
     y: np.ndarray  # scratch
 
 
-@jit
+@jit_noalloc
 def _lu(fact, colmax):
     """The LU of the assembled entries: LU_DONE, LU_SINGULAR (a pivot at round-off level of its column),
     or LU_SETUP when Python must first resize the entries or (again, when a pivot of the sparse
@@ -269,7 +269,7 @@ def _solve(fact, x):
         _lu_solve(fact.A, fact.piv, fact.ptr, fact.idx, fact.val, x)
 
 
-@jit
+@jit_noalloc
 def _lu_factor(A, piv, colmax, ptr, idx, val):
     """LU with partial pivoting in place (LAPACK getf2's algorithm); False when a pivot is at
     round-off level of its column (the rule of linear.Factorization). The nonzeros of L and of
@@ -313,7 +313,7 @@ def _lu_factor(A, piv, colmax, ptr, idx, val):
     return True
 
 
-@jit
+@jit_noalloc
 def _lu_solve(A, piv, ptr, idx, val, x):
     """x := A⁻¹x from _lu_factor's factors; skipped zeros leave the sums of the dense solve unchanged."""
     n = x.shape[0]
@@ -347,7 +347,7 @@ def _factorize(fact, colmax, t, model, kin, w, method, h):
 
 @jit_inline
 def _newton(t1, h, q, v, a, abar, qn, vn, an, lam, ahat, rhs, method, newton, max_it, model, kin, w, fact, colmax,
-            istate):
+            lie_old, istate):
     """One step t -> t + h with Exudyn's Newton rules (kernels.newton_rules): r0 is the predictor's
     residual; the Jacobian is kept across steps, also when h changes, until a rule asks for a new
     one. Returns (1 converged (qn, vn, an, lam, abar updated) | 0 Newton failed | -1 singular matrix
@@ -411,8 +411,14 @@ def _newton(t1, h, q, v, a, abar, qn, vn, an, lam, ahat, rhs, method, newton, ma
         for i in range(rhs.shape[0]):
             if not math.isfinite(rhs[i]):
                 return -1, it
-        newton_update(qn, vn, an, lam, rhs, gamma / (beta * h), c * bh2, bh2, model.lie_cols, model.lie_ref)
+        newton_update(qn, vn, an, lam, rhs, lie_old, gamma / (beta * h), c * bh2, bh2, model.lie_cols, model.lie_ref)
         istate[ITERATIONS] += 1
+
+
+@jit_inline
+def _copy(target, source):
+    for i in range(target.shape[0]):
+        target[i] = source[i]
 
 
 @jit_inline
@@ -468,7 +474,7 @@ def initial_accelerations(model, t, q, v, fact, x):
     return DONE
 
 
-@jit
+@jit_noalloc
 def run_steps(model, kin, w, scratch, method, newton, max_it, timing, q, v, a, abar, lam, fstate, istate, fact, rows,
               max_steps):
     """Steps from the state (q, v, a = q̈, abar, λ, fstate, istate) until the end (DONE), `max_steps`
@@ -490,17 +496,19 @@ def run_steps(model, kin, w, scratch, method, newton, max_it, timing, q, v, a, a
     is retried with min(0.75 h, recommended) while it is set.
     Sensor rows are written when t reaches the next write time, and at the end.
     Written sensor rows go to rows[istate[ROWS]] = [t, q, v, q̈, λ, data coordinates]. The Newton matrix's LU stays
-    in `fact` across calls: modified Newton reuses it. kin, w (kernels.work) and scratch (7 vectors:
-    q, v, q̈ and λ of the Newton iterate, the predictor's â, the right-hand side, column maxima) are
-    the caller's, so that every array here can be borrowed (kernels.borrowed)."""
+    in `fact` across calls: modified Newton reuses it. kin, w (kernels.work) and scratch (9 vectors:
+    q, v, q̈ and λ of the Newton iterate, the predictor's â, the right-hand side, column maxima, abar at the
+    step's start, the Lie group nodes' rotations in the Newton update) are the caller's: compiled without
+    numba's runtime (kernels.jit_noalloc), this loop allocates nothing and counts no references, a
+    third of a small model's step otherwise. So it copies arrays by loops: a slice assignment may need a
+    temporary."""
     model, kin, w, scratch, fact = borrowed(model), borrowed(kin), borrowed(w), borrowed(scratch), borrowed(fact)
     q, v, a, abar, lam, fstate, istate, rows = borrowed((q, v, a, abar, lam, fstate, istate, rows))
     t0, t_end, steps, h_nominal, adaptive, decrease, increase, min_step, recovery_its, recovery_steps, \
         period, disc_tol, disc_max, disc_ignore, disc_recommend = timing
-    qn, vn, an, lam_n, ahat, rhs, colmax = scratch
-    n2 = q.shape[0]
+    qn, vn, an, lam_n, ahat, rhs, colmax, abar_start, lie_old = scratch
+    n2, nae = q.shape[0], lam.shape[0]
     discontinuous = compiled_data_items(model.x_forces) > 0
-    abar_start = np.empty(n2 if discontinuous else 0)  # the step's start: Newton begins there again
     done_here = 0
     end_tol = 1e-10 * max(1.0, abs(t_end))
     while (t_end - fstate[T] > end_tol) if adaptive else istate[STEP_INDEX] < steps:
@@ -508,13 +516,13 @@ def run_steps(model, kin, w, scratch, method, newton, max_it, timing, q, v, a, a
             return PAUSED
         t, h = fstate[T], fstate[H]
         hh = h if not adaptive else (min(h, t_end - t) if t + h > t_end else h)
-        if discontinuous:
-            abar_start[:] = abar
+        if discontinuous:  # the step's start: Newton begins there again
+            _copy(abar_start, abar)
             compiled_keep_data(model.x_forces, False)
         disc_its = 0
         while True:
             status, its = _newton(t + hh, hh, q, v, a, abar, qn, vn, an, lam_n, ahat, rhs, method, newton, max_it,
-                                  model, kin, w, fact, colmax, istate)
+                                  model, kin, w, fact, colmax, lie_old, istate)
             if status != 1 or not discontinuous:
                 break
             disc_its += 1  # kin is the converged state's (_newton's last residual)
@@ -526,12 +534,12 @@ def run_steps(model, kin, w, scratch, method, newton, max_it, timing, q, v, a, a
                 if disc_ignore == 0.0:
                     status = 0
                 break
-            abar[:] = abar_start
+            _copy(abar, abar_start)
             if 0.0 <= fstate[RECOMMENDED] < (1.0 + 1e-8) * hh:
                 status = 0
                 break
         if discontinuous and status != 1:
-            abar[:] = abar_start
+            _copy(abar, abar_start)
             compiled_keep_data(model.x_forces, True)
         if disc_its > 1:
             its += disc_its - 1
@@ -546,10 +554,10 @@ def run_steps(model, kin, w, scratch, method, newton, max_it, timing, q, v, a, a
             fstate[H] = max(min_step, min(0.75 * hh, recommended) if recommended >= 0.0 else hh * decrease)
             istate[GOOD_STEPS] = 0
             continue
-        q[:] = qn
-        v[:] = vn
-        a[:] = an
-        lam[:] = lam_n
+        _copy(q, qn)
+        _copy(v, vn)
+        _copy(a, an)
+        _copy(lam, lam_n)
         t = t + hh if adaptive else t0 + (istate[STEP_INDEX] + 1) * h_nominal
         fstate[T] = t
         istate[STEP_INDEX] += 1
@@ -567,12 +575,12 @@ def run_steps(model, kin, w, scratch, method, newton, max_it, timing, q, v, a, a
         if due or last:
             row = rows[istate[ROWS]]
             row[0] = t
-            row[1:1 + n2] = q
-            row[1 + n2:1 + 2 * n2] = v
-            row[1 + 2 * n2:1 + 3 * n2] = a
-            row[1 + 3 * n2:1 + 3 * n2 + lam.shape[0]] = lam
+            for i in range(n2):
+                row[1 + i], row[1 + n2 + i], row[1 + 2 * n2 + i] = q[i], v[i], a[i]
+            for i in range(nae):
+                row[1 + 3 * n2 + i] = lam[i]
             if discontinuous:  # a call with every compiled type's arrays: only where there is data to write
-                compiled_write_data(model.x_forces, row[1 + 3 * n2 + lam.shape[0]:])
+                compiled_write_data(model.x_forces, row[1 + 3 * n2 + nae:])
             istate[ROWS] += 1
         for i in range(n2):
             if not math.isfinite(q[i]):

@@ -25,6 +25,9 @@ DENSE_MAX_UNKNOWNS = 1000
 DENSE_MAX_UNKNOWNS_FULL_NEWTON = 500
 
 
+FIRST_CALL_WORK = 4000  # steps × unknowns of run_steps' first call (CompiledLoop.solve)
+
+
 def entries(capacity: int) -> Entries:
     return Entries(np.zeros(capacity, np.int64), np.zeros(capacity, np.int64), np.empty(capacity), np.zeros(1, np.int64))
 
@@ -84,7 +87,7 @@ class CompiledLoop:
         self.fact = linear_system(s.n, s.n <= dense_max, entry_bound(s.model))
         self.kin, self.w = work(s.model, s.n2, s.nae)
         e = np.empty
-        self.scratch = (e(s.n2), e(s.n2), e(s.n2), e(s.nae), e(s.n2), e(s.n), e(s.n))
+        self.scratch = (e(s.n2), e(s.n2), e(s.n2), e(s.nae), e(s.n2), e(s.n), e(s.n), e(s.n2), e(s.n2))
 
     def setup(self) -> bool:
         """What _lu asked for, from the entries the kernel assembled: room for all of them, or the
@@ -128,7 +131,10 @@ class CompiledLoop:
         fstate[WRITE_NEXT] = writer.next
         self.timing[10] = writer.period
         self.poll(float(fstate[T]))  # a job canceled while queued stops before its first step
-        max_steps = 16  # then as many as take about seconds_per_call
+        # the first call's steps: a small model's solve in one call (each call unboxes every array of the
+        # model's tuples), at most FIRST_CALL_WORK / n so that it stays ~0.1 s at ~25 µs per step and unknown;
+        # then as many as take about seconds_per_call
+        max_steps = max(16, FIRST_CALL_WORK // max(1, self.system.n))
         rows = written_rows(self.system, sensors.sensors.capacity)
         run = RepeatedCall(alpha_kernel.run_steps)  # the same arrays at every call
         while True:

@@ -79,6 +79,17 @@ def _combine(x, h, weights, count, stages, out):
 
 
 @jit_inline
+def _step_state(q, v, h, weights, stages, kq, kv, lie, lie_cols, lie_ref, fixed, qn, vn):
+    """(qn, vn) from the stages' rates with the tableau's weights (b, or b_err for the embedded solution)."""
+    _combine(q, h, weights, stages, kq, qn)
+    if lie:
+        _lie_combine(q, h, weights, stages, kq, lie_cols, lie_ref, qn)
+    _combine(v, h, weights, stages, kv, vn)
+    for k in fixed:
+        qn[k], vn[k] = 0.0, 0.0
+
+
+@jit_inline
 def _weighted_columns(h, weights, count, stages, c0, c1, c2):
     """Σ_{j < count, w_j ≠ 0} (w_j h) stages[j] on the columns c0, c1, c2, term by term as _combine."""
     s0, s1, s2 = 0.0, 0.0, 0.0
@@ -229,19 +240,9 @@ def run_explicit(model, kin, w, scratch, A, c, b, b_err, mass, fixed, lie_cols, 
                 _accelerations(t + c[i] * h, model, kin, w, xq, kq[i], mass, kv[i])
                 if lie and i > 0:
                     _lie_stage_rates(h, A[i], i, kq, lie_cols, kq[i])
-            _combine(q, h, b, stages, kq, qn)
-            if lie:
-                _lie_combine(q, h, b, stages, kq, lie_cols, lie_ref, qn)
-            _combine(v, h, b, stages, kv, vn)
-            for k in fixed:
-                qn[k], vn[k] = 0.0, 0.0
+            _step_state(q, v, h, b, stages, kq, kv, lie, lie_cols, lie_ref, fixed, qn, vn)
         if control:
-            _combine(q, h, b_err, stages, kq, qe)
-            if lie:
-                _lie_combine(q, h, b_err, stages, kq, lie_cols, lie_ref, qe)
-            _combine(v, h, b_err, stages, kv, ve)
-            for k in fixed:
-                qe[k], ve[k] = 0.0, 0.0
+            _step_state(q, v, h, b_err, stages, kq, kv, lie, lie_cols, lie_ref, fixed, qe, ve)
             for i in range(n2):
                 x = (qe[i] - qn[i]) / (atol + max(qe[i], q[i]) * rtol)
                 err2[i] = x * x
