@@ -1,6 +1,7 @@
 """The FastAPI application: `create_app(settings)`; uvicorn runs it (`mbserve serve`)."""
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 from contextlib import asynccontextmanager
@@ -73,6 +74,9 @@ def create_app(settings: Settings | None = None, embedded_worker: bool = False) 
         if worker:
             worker.start()
         app.state.waiters.start()
+        # what start-up made (modules, the app, the core's tables) lives as long as the process:
+        # out of the collector's sight, a full collection took ~150 ms of a request every ~100 jobs
+        gc.freeze()
         yield
         app.state.waiters.stop()
         stop.set()

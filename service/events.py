@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from contextlib import contextmanager
 
 from store.config import Settings
@@ -33,13 +33,36 @@ class Waiter:
         return note
 
 
+# jobs this process created lately (their owners) and the finish notes of those that finished
+CREATED_KEPT = 4096
+
+
 class JobWaiters:
+    """The waiters of each job, woken by the listener. It also remembers the jobs this process
+    created lately and their finish notes: a long poll on one of them needs no read of the job
+    before it finishes (its owner is known, and a note that came before the poll is kept)."""
+
     def __init__(self, settings: Settings):
         self.lock = threading.Lock()
         self.waiting: dict[str, set[Waiter]] = defaultdict(set)
         self.settings = settings
         self.listener: Listener | None = None
         self.lifespans = 0
+        self.created: OrderedDict[str, str] = OrderedDict()  # job id -> owner
+        self.finished: dict[str, dict | None] = {}  # job id (of `created`) -> its finish note (None: read it)
+
+    def add_created(self, job_id: str, owner: str) -> None:
+        with self.lock:
+            self.created[job_id] = owner
+            while len(self.created) > CREATED_KEPT:
+                self.finished.pop(self.created.popitem(last=False)[0], None)
+
+    def unfinished_or_note(self, job_id: str, owner: str) -> tuple[bool, dict | None]:
+        """(True when this process created the job for `owner` and has heard of no finish yet,
+        the finish note of such a job if one came)."""
+        with self.lock:
+            ours = self.created.get(job_id) == owner
+            return ours and job_id not in self.finished, self.finished.get(job_id) if ours else None
 
     def start(self) -> None:
         """In the app's lifespan, which may run more than once at a time (a test client per
@@ -60,6 +83,8 @@ class JobWaiters:
     def changed(self, job_id: str, status: str | None, note: dict | None) -> None:  # the listener's thread
         with self.lock:
             waiters = list(self.waiting.get(job_id, ()))
+            if job_id in self.created and status in FINISHED:
+                self.finished[job_id] = note  # None (a cancel, a note too long): the job is read
         for waiter in waiters:
             if not (waiter.final_only and status is not None and status not in FINISHED):
                 waiter.loop.call_soon_threadsafe(waiter.wake, note)

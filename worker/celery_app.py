@@ -5,6 +5,7 @@ the API's) with the execution options and the tasks.
 """
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import sys
@@ -70,6 +71,7 @@ def _warm_up(**_) -> None:
 
     import multibody
     multibody.warm_up()
+    gc.freeze()  # the core's loaded kernels and tables stay for the process's life: no collection walks them
     if not app.settings.job_memory_limit_mb:  # 0: no limit
         return
     with open("/proc/self/statm") as f:

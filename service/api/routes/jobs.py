@@ -51,8 +51,8 @@ def _accepted(response: Response, job: Job) -> dict:
 
 
 @router.post("", status_code=202, response_model=JobStatus, dependencies=[RateLimited])
-def create_job(body: JobCreate, response: Response, settings: SettingsDep, owner: OwnerDep, gone: ClientGone,
-               idempotency_key: Annotated[str | None, Header(pattern=KEY_PATTERN)] = None):
+def create_job(body: JobCreate, request: Request, response: Response, settings: SettingsDep, owner: OwnerDep,
+               gone: ClientGone, idempotency_key: Annotated[str | None, Header(pattern=KEY_PATTERN)] = None):
     # a session of its own, not SessionDep: a plain `def` dependency's setup and teardown would
     # be two more thread hops of the job's round trip. PostgreSQL: autocommit, the job's one
     # statement its own transaction (no BEGIN and COMMIT round trips); SQLite: one transaction of
@@ -60,10 +60,11 @@ def create_job(body: JobCreate, response: Response, settings: SettingsDep, owner
     # embedded POST ~2x the time)
     sessions = get_autocommit if postgres(settings) else get_sessionmaker
     with sessions(settings.database)() as session:
-        return _create_job(session, body, response, settings, owner, gone, idempotency_key)
+        return _create_job(session, body, response, settings, owner, gone, idempotency_key, request.app.state.waiters)
 
 
-def _create_job(session, body: JobCreate, response: Response, settings, owner: str, gone, idempotency_key: str | None):
+def _create_job(session, body: JobCreate, response: Response, settings, owner: str, gone, idempotency_key: str | None,
+                waiters):
     check_json(body.model, settings, "model")
     check_json(body.simulationSettings, settings, "simulationSettings")
     # only a retried request is compared with its first (a mini model's dump and hash: ~0.3 ms)
@@ -102,6 +103,7 @@ def _create_job(session, body: JobCreate, response: Response, settings, owner: s
         session.rollback()
         earlier = session.scalar(select(Job).where(Job.owner == owner, Job.idempotency_key == idempotency_key))
         return _same_request(earlier, request_hash, response)
+    waiters.add_created(job.id, owner)  # before its message: its finish note is kept for the long poll
     queue.dispatch(settings, session, [job.id])
     jobs.make_durable(settings, job.id)  # before the client hears of the job; meanwhile a worker may start it
     return _accepted(response, job)
@@ -148,20 +150,26 @@ async def _changes(request: Request, settings, owner: str, job_id: str, seconds:
                    final_only: bool = False) -> AsyncIterator[dict]:
     """The job's status document now, then after each change (`final_only`: each that may have
     finished it), until it has finished or `seconds` have passed (then once more). After a
-    finish's notification, the document it carries (the first read checked the owner)."""
+    finish's notification, the document it carries (the first read, or the POST of this
+    process that created the job, checked the owner)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
-    with request.app.state.waiters.watch(job_id, final_only) as waiter:
-        note = None
+    waiters = request.app.state.waiters
+    with waiters.watch(job_id, final_only) as waiter:
+        # a long poll on a job this process created for this owner skips the first read while
+        # no finish note has come (registered first: a note after this check wakes the waiter)
+        skip, note = waiters.unfinished_or_note(job_id, owner) if final_only and seconds > 0 else (False, None)
         while True:
-            doc = with_detail(request.app, noted_document(note) if note is not None else
-                              await run_in_threadpool(_status_now, settings, owner, job_id))
-            yield doc
-            left = deadline - loop.time()
-            if doc["status"] in FINISHED or left <= 0:
-                return
+            if skip:
+                skip = False
+            else:
+                doc = with_detail(request.app, noted_document(note) if note is not None else
+                                  await run_in_threadpool(_status_now, settings, owner, job_id))
+                yield doc
+                if doc["status"] in FINISHED or deadline <= loop.time():
+                    return
             with contextlib.suppress(TimeoutError):  # re-read anyway: a notification may be lost
-                await asyncio.wait_for(waiter.changed.wait(), min(left, RECHECK_SECONDS))
+                await asyncio.wait_for(waiter.changed.wait(), min(max(deadline - loop.time(), 0), RECHECK_SECONDS))
             note = waiter.take()
 
 
