@@ -8,8 +8,9 @@
   before and after mbserve: the mean of the two rates;
 - fairness: the end-to-end latency of one mini job (POST, poll every 5 ms) while the sweep runs,
   against the same on idle workers (medians, with the time queued and running); and a second
-  owner's sweep of --other variations posted while the first runs: its share of the variations
-  that finished while both ran (the workers shared fairly: 0.5);
+  owner's sweep of --other variations posted once the first is 30 % done (later, on a fast machine the
+  first sweep's last variations are already with the workers: no window to share): its share of the
+  variations that finished while both ran (the workers shared fairly: 0.5);
 - for scaling on paper: database commits, Redis commands and stored bytes per variation.
 
     python bench/bench_sweep.py [--stiffness 40] [--damping 25] [--minis 10] [--other 100]
@@ -147,11 +148,16 @@ def mbserve_run(work: Path, n_k: int, n_d: int, minis: int, other: int) -> dict:
             sweep = client.post("/v1/sweeps", json=sweep_body(n_k, n_d)).raise_for_status().json()
             posted = time.perf_counter() - t0
             time.sleep(2.0)
-            during = []
-            while client.get(f"/v1/sweeps/{sweep['id']}").json()["progress"] < 0.9 and len(during) < minis:
+            during, theirs = [], None
+            post_theirs = lambda: second.post("/v1/sweeps", json=sweep_body(other // 10, 10)) \
+                .raise_for_status().json()  # noqa: E731
+            while (progress := client.get(f"/v1/sweeps/{sweep['id']}").json()["progress"]) < 0.9 \
+                    and len(during) < minis:
+                if theirs is None and progress >= 0.3:
+                    theirs = post_theirs()
                 during.append(mini_latency(client))
                 time.sleep(0.5)
-            theirs = second.post("/v1/sweeps", json=sweep_body(other // 10, 10)).raise_for_status().json()
+            theirs = theirs or post_theirs()
             while (status := client.get(f"/v1/sweeps/{sweep['id']}").json())["status"] != "finished" or \
                     second.get(f"/v1/sweeps/{theirs['id']}").json()["status"] != "finished":
                 time.sleep(0.1)
