@@ -14,7 +14,7 @@ from . import alpha_kernel
 from .alpha_kernel import (FAIL_H, ITERATIONS, JACOBIANS, LINEAR_SETUP, N_STEPS, PAUSED, ROWS, SINGULAR, T,
                            UNDEFINED_LAW, WRITE_NEXT, LinearSystem)
 from .linear import SingularMatrix, sparse_analysis
-from .repeated_call import RepeatedCall
+from .repeated_call import RepeatedCall, first_call_steps
 
 # The dense LU up to this many unknowns (fewer in full Newton, which factorizes every iteration), the
 # sparse one above. Measured on the chains (compiled loop, modified Newton, medians of 4): sparse/dense
@@ -23,9 +23,6 @@ from .repeated_call import RepeatedCall
 # the compiled sparse loop took 0.90 of the Python loop with SuperLU that it replaced.
 DENSE_MAX_UNKNOWNS = 1000
 DENSE_MAX_UNKNOWNS_FULL_NEWTON = 500
-
-
-FIRST_CALL_WORK = 4000  # steps × unknowns of run_steps' first call (CompiledLoop.solve)
 
 
 def entries(capacity: int) -> Entries:
@@ -131,10 +128,7 @@ class CompiledLoop:
         fstate[WRITE_NEXT] = writer.next
         self.timing[10] = writer.period
         self.poll(float(fstate[T]))  # a job canceled while queued stops before its first step
-        # the first call's steps: a small model's solve in one call (each call unboxes every array of the
-        # model's tuples), at most FIRST_CALL_WORK / n so that it stays ~0.1 s at ~25 µs per step and unknown;
-        # then as many as take about seconds_per_call
-        max_steps = max(16, FIRST_CALL_WORK // max(1, self.system.n))
+        max_steps = first_call_steps(self.system.n)  # then as many as take about seconds_per_call
         rows = written_rows(self.system, sensors.sensors.capacity)
         run = RepeatedCall(alpha_kernel.run_steps)  # the same arrays at every call
         while True:

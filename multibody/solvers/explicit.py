@@ -33,7 +33,7 @@ from ..outputs import written_rows
 from ..solution import Recorder
 from ..values import Results, SimulationCanceled
 from .generalized_alpha import SolverFailure
-from .repeated_call import RepeatedCall
+from .repeated_call import RepeatedCall, first_call_steps
 from .tableaus import TABLEAUS
 
 # return codes of run_explicit
@@ -385,7 +385,7 @@ def solve_explicit(loaded, progress=None, cancel=None, seconds_per_call: float =
         fixed = _fixed_coordinates(system, ti)
         lie = (system.model.lie_cols, system.model.lie_ref) if ti["explicit"]["useLieGroupIntegration"] else \
             (np.zeros((0, 3), np.int64), np.zeros((0, 3)))
-        max_steps = 16  # then as many as take about seconds_per_call
+        max_steps = first_call_steps(system.n2)  # then as many as take about seconds_per_call
         run = RepeatedCall(run_explicit)  # the same arrays at every call
         while True:
             call_started, steps_before = _time.perf_counter(), istate[N_STEPS]

@@ -1,6 +1,15 @@
 """Repeated calls of one compiled kernel with the same argument objects (the step loops' chunks)."""
 from __future__ import annotations
 
+FIRST_CALL_WORK = 4000  # steps × unknowns of a step loop's first call
+
+
+def first_call_steps(unknowns: int) -> int:
+    """The steps of a solve's first step-loop call: a small model's whole solve (each call unboxes every
+    array of the model's tuples), at most FIRST_CALL_WORK / unknowns so that it stays ~0.1 s at ~25 µs per
+    step and unknown; the next calls take as many as last about the polling interval."""
+    return max(16, FIRST_CALL_WORK // max(1, unknowns))
+
 
 class RepeatedCall:
     """kernel(*args): the first call through numba's dispatcher (which loads or compiles the kernel and
