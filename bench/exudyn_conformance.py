@@ -96,6 +96,9 @@ def run_one(script: Path, engine: str) -> dict:
     out: dict = {"solves": [], "types": [], "sensors": {}}
     real = {"Dynamic": exudyn.solver.SolveDynamic, "Static": exudyn.solver.SolveStatic}
     real_stored = exu.MainSystem.GetSensorStoredData
+    if engine == "mbserve":
+        from mbserve.exudyn import keep_symbolic_sources
+        keep_symbolic_sources()  # before the script makes any: export translates their Python functions
     ours: dict = {}  # (id(mbs), sensor) -> mbserve's series
     system_functions: dict = {}  # id(mbs) -> the MainSystem-level user functions set (export cannot see them)
     for setter in ("SetPreStepUserFunction", "SetPostStepUserFunction", "SetPostNewtonUserFunction"):

@@ -12,12 +12,17 @@ as are MainSystem user functions and GeneralContacts, which no item holds.
 `export(..., user_functions="translate")` instead writes each Python user function that has an
 expression form as that expression (exudyn_translate.py: read from its source, then checked
 against the function at sample arguments); the ones that do not stay errors, with the reason.
-Nothing here imports Exudyn: `export` reads the system it is given.
+Nothing here imports Exudyn: `export` reads the system it is given. Exudyn's symbolic user functions
+(`CreateSymbolicUserFunction`) keep no reference to the Python function they were made from, and print
+their constants to 6 digits: `keep_symbolic_sources()`, called before they are made, lets export
+translate that function instead.
 """
 from __future__ import annotations
 
+import importlib
 import inspect
 import math
+import weakref
 from typing import Any
 
 import numpy as np
@@ -74,8 +79,40 @@ def _json(value: Any, enum_prefix: bool) -> Any:
     raise ValueError(f"a {type(value).__name__} has no JSON form")
 
 
-def _function(value: Any):
+# an Exudyn symbolic UserFunction -> the Python function it was made from (keep_symbolic_sources)
+_SYMBOLIC_SOURCES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def keep_symbolic_sources() -> None:
+    """From now on, remember the Python function of each symbolic user function that Exudyn's
+    CreateSymbolicUserFunction makes, so that export(..., user_functions="translate") translates it
+    (the symbolic object itself keeps only a 6-digit print of its expression). Imports Exudyn."""
+    for name in ("exudyn.advancedUtilities", "exudyn.utilities"):
+        module = importlib.import_module(name)
+        create = getattr(module, "CreateSymbolicUserFunction", None)
+        if create is None or getattr(create, "keeps_source", False):
+            continue
+
+        def remembering(mbs, function, *args, _create=create, **kwargs):
+            symbolic = _create(mbs, function, *args, **kwargs)
+            _SYMBOLIC_SOURCES[symbolic] = function
+            return symbolic
+        remembering.keeps_source = True
+        setattr(module, "CreateSymbolicUserFunction", remembering)
+
+
+def _function_of(value: Any):
+    """The function an item's user-function entry holds (Exudyn 1.13 gives symbolic ones as a dict)."""
     return value.get("function") if isinstance(value, dict) else value
+
+
+def _function(value: Any):
+    """The Python function of a user-function entry: a symbolic one's source where kept (keep_symbolic_sources)."""
+    function = _function_of(value)
+    try:
+        return _SYMBOLIC_SOURCES.get(function, function)
+    except TypeError:  # not weakly referable: not one of Exudyn's symbolic functions
+        return function
 
 
 def _user_function_problem(kind: str, item: dict, key: str, value: Any, why: str = "") -> str:
@@ -123,7 +160,13 @@ class _Translator:
         if sig is None:
             raise Untranslatable(f"{key} takes no expression in mbserve")
         exported = {k: _json(item[k], enum_prefix=False) for k in sig.from_item.values() if k != "itemNumber"}
-        done = translate(_function(value), sig, exported, index, self.span, self.parameters, self.mbs)
+        function = _function(value)
+        symbolic = function is not _function_of(value)  # vector arguments are Exudyn symbolic vectors: arrays
+        if type(function).__name__ == "UserFunction":
+            raise Untranslatable("it is an Exudyn symbolic UserFunction made before "
+                                 "mbserve.exudyn.keep_symbolic_sources() was called: the Python function it was "
+                                 "made from is not known")
+        done = translate(function, sig, exported, index, self.span, self.parameters, self.mbs, symbolic)
         self.parameters.update(done.parameters)
         return done.value
 

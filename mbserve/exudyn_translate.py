@@ -49,6 +49,8 @@ _ALIASES = {"sin": ("sin",), "cos": ("cos",), "tan": ("tan",), "asin": ("asin", 
             "ceil": ("ceil",), "min": ("min",), "max": ("max",)}
 FUNCTION_NAMES = {getattr(module, alias): name for name, aliases in _ALIASES.items() for alias in aliases
                   for module in (math, np, builtins) if hasattr(module, alias)}
+# Exudyn's symbolic functions (exudyn.symbolic, used in symbolic user functions) -> the numeric ones of that name
+SYMBOLIC_MODULE = "exudyn.exudynCPP.symbolic"
 FOLDED = (np.array, np.asarray, float, int, len, range, np.heaviside)  # called here when all arguments are constants
 _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
               ast.Pow: operator.pow, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod}
@@ -99,7 +101,7 @@ class _Context:
 
 
 def translate(function, sig: Signature, item: dict, index: int, span: tuple[float, float],
-              taken: dict[str, float], mbs=None) -> Translation:
+              taken: dict[str, float], mbs=None, symbolic: bool = False) -> Translation:
     """`function` (Exudyn's user function of `item`, list index `index`) as an expression of
     signature `sig`, checked against the function over the time span `span`; `taken`: the
     document's parameters so far (names are not reused for other values). Untranslatable says why."""
@@ -108,10 +110,10 @@ def translate(function, sig: Signature, item: dict, index: int, span: tuple[floa
     context = _Context(sig, taken)
     arguments: list = [_Mbs(), ast.Name("t")]
     for name, shape in sig.arguments.items():
-        arguments.append(Vec([_element(name, i) for i in range(shape[0])], array=False) if shape else ast.Name(name))
+        arguments.append(Vec([_element(name, i) for i in range(shape[0])], array=symbolic) if shape else ast.Name(name))
     result = _Function(context, 0).call(function, arguments, {})
     value = _result(result, sig, context)
-    _check(function, sig, value, context.parameters, item, index, span, mbs)
+    _check(function, sig, value, context.parameters, item, index, span, mbs, symbolic)
     return Translation(value, context.parameters)
 
 
@@ -320,7 +322,7 @@ class _Function:
             raise Untranslatable(f"line {node.lineno}: calls {ast.unparse(node.func)}")
         args = [self.expr(a, env) for a in node.args]
         keywords = {k.arg: self.expr(k.value, env) for k in node.keywords}
-        f, label = callee.obj, ast.unparse(node.func)
+        f, label = _numeric(callee.obj), ast.unparse(node.func)
         if all(isinstance(a, Py) for a in [*args, *keywords.values()]) and not isinstance(f, types.FunctionType) \
                 and ((_hashable(f) and f in FUNCTION_NAMES) or any(f is g for g in FOLDED)):
             return self.fold(lambda: f(*[a.obj for a in args], **{k: v.obj for k, v in keywords.items()}), node)
@@ -495,8 +497,17 @@ def _result(result, sig: Signature, context: _Context) -> str | list[str]:
     return [ast.unparse(body.scalar(v, ast.Module())) for v in result.items]
 
 
+def _numeric(f):
+    """An exudyn.symbolic function as the numpy, math or builtin function of that name; other callables as they are."""
+    if getattr(f, "__module__", None) != SYMBOLIC_MODULE:
+        return f
+    name = getattr(f, "__name__", "")
+    return next((g for g, known in FUNCTION_NAMES.items() if known == name and getattr(g, "__name__", "") == name),
+                f)
+
+
 def _check(function, sig: Signature, value, parameters: dict[str, float], item: dict, index: int,
-           span: tuple[float, float], mbs) -> None:
+           span: tuple[float, float], mbs, symbolic: bool) -> None:
     """Untranslatable unless `function` and the compiled `value` agree at the samples (where
     both are defined, and the function is at half of them at least)."""
     from multibody.expressions import Budget  # sympy: only once a translation is checked
@@ -520,10 +531,10 @@ def _check(function, sig: Signature, value, parameters: dict[str, float], item: 
         for name, shape in sig.arguments.items():
             if name in varying:
                 columns = [float(c[k]) for c in varying[name]]
-                args.append(columns if shape else columns[0])
+                args.append((np.array(columns) if symbolic else columns) if shape else columns[0])
             else:
                 v = index if sig.from_item[name] == "itemNumber" else item[sig.from_item[name]]
-                args.append(list(v) if shape else v)
+                args.append((np.array(v, float) if symbolic else list(v)) if shape else v)
         try:
             theirs = np.asarray(function(mbs, float(t[k]), *args), float).reshape(-1)
         except Exception:  # noqa: BLE001 - outside the function's domain: ours must be undefined there too

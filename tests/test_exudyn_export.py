@@ -261,3 +261,62 @@ def test_lambdas_loops_and_helper_functions_translate():
     doc = export(mbs, settings, user_functions="translate")
     assert doc["loads"][0]["loadVectorUserFunction"] == [
         "(0 + loadVector[0] ** 2 + loadVector[1] ** 2 + loadVector[2] ** 2) ** 0.5 * t", "0", "-loadVector[2]"]
+
+
+def test_symbolic_user_functions_translate_from_the_python_functions_they_were_made_from():
+    from exudyn.utilities import LoadForceVector, MarkerBodyPosition, MassPoint, NodePoint, ObjectGround, SensorNode
+    from exudyn.utilities import ObjectConnectorSpringDamper as SpringDamper
+    from mbserve.exudyn import keep_symbolic_sources
+    esym = exu.symbolic
+    omega = 20 * np.pi  # printed by the symbolic object as 62.8319
+
+    def drive(mbs, t, loadVector):  # a symbolic vector argument: arithmetic on it is elementwise
+        return esym.cos(omega * t) * loadVector
+
+    def spring(mbs, t, itemNumber, deltaL, deltaL_t, stiffness, damping, force):
+        return damping * deltaL_t + stiffness * esym.sign(deltaL) * esym.abs(deltaL) ** 1.2
+
+    def system(made_after_keep: bool):
+        import exudyn.utilities
+        sc = exu.SystemContainer()
+        mbs = sc.AddSystem()
+        node = mbs.AddNode(NodePoint(referenceCoordinates=[1.05, 0, 0]))
+        body = mbs.AddObject(MassPoint(mass=1.0, nodeNumber=node))
+        ground = mbs.AddObject(ObjectGround())
+        marker = mbs.AddMarker(MarkerBodyPosition(bodyNumber=body))
+        fixed = mbs.AddMarker(MarkerBodyPosition(bodyNumber=ground))
+        spring_item = mbs.AddObject(SpringDamper(markerNumbers=[fixed, marker], referenceLength=1.0, stiffness=100,
+                                                 damping=1, springForceUserFunction=spring))
+        load = mbs.AddLoad(LoadForceVector(markerNumber=marker, loadVector=[3, 0, 0], loadVectorUserFunction=drive))
+        if made_after_keep:
+            keep_symbolic_sources()
+        create = exudyn.utilities.CreateSymbolicUserFunction
+        mbs.SetObjectParameter(spring_item, "springForceUserFunction",
+                               create(mbs, spring, "springForceUserFunction", spring_item))
+        mbs.SetLoadParameter(load, "loadVectorUserFunction", create(mbs, drive, "loadVectorUserFunction", load))
+        mbs.AddSensor(SensorNode(nodeNumber=node, outputVariableType=exu.OutputVariableType.Position,
+                                 storeInternal=True))
+        mbs.Assemble()
+        return sc, mbs, converged_settings(400, 1e-13)
+
+    import exudyn.advancedUtilities
+    import exudyn.utilities
+    made = exudyn.utilities.CreateSymbolicUserFunction, exudyn.advancedUtilities.CreateSymbolicUserFunction
+    try:
+        sc, mbs, settings = system(made_after_keep=False)  # its source unknown: an error that says why
+        with pytest.raises(ExportError) as err:
+            export(mbs, settings, user_functions="translate")
+        assert "keep_symbolic_sources" in err.value.problems[0][1]
+        sc, mbs, settings = system(made_after_keep=True)
+        doc = export(mbs, settings, user_functions="translate")
+    finally:
+        exudyn.utilities.CreateSymbolicUserFunction, exudyn.advancedUtilities.CreateSymbolicUserFunction = made
+    assert doc["parameters"] == {"omega": omega}  # full precision, not the symbolic print's 62.8319
+    assert doc["loads"][0]["loadVectorUserFunction"] == [f"cos(omega * t) * loadVector[{i}]" for i in range(3)]
+    ours = multibody.simulate(doc)
+    assert ours.status == "succeeded", ours.error
+    exu.SolveDynamic(mbs, settings)  # with the symbolic functions
+    theirs = np.asarray(mbs.GetSensorStoredData(0))
+    series = next(iter(ours.sensors.values())).data
+    assert theirs.shape == series.shape and np.ptp(theirs[:, 1]) > 1e-3  # it moves
+    assert np.abs(series - theirs).max() <= 1e-10 * np.abs(theirs).max()
