@@ -159,20 +159,17 @@ def _commit_unflushed(stmt):
     return stmt.returning(func.set_config("synchronous_commit", "off", True))
 
 
-def _announced(settings: Settings, stmt, durable: bool = True, solution: bool | None = None):
+def _announced(settings: Settings, stmt, durable: bool = True):
     """The statement, notifying listeners of the job's change at its commit (PostgreSQL: in the
-    same round trip, as a RETURNING column). A finish gives `solution` (whether its results hold
-    one): its notification is then the note of the job's status columns (store.notify), which
-    SQLite's sender builds from the statement's returned row. Not `durable`: its commit does not wait for the WAL
+    same round trip, as a RETURNING column). Not `durable`: its commit does not wait for the WAL
     to reach the disk (~4 ms a commit on the development machine; set_config(..., true) as a
     RETURNING column too, so that an autocommit session's single statement is one round trip):
     for the worker's claim, heartbeat and finish, whose loss in a crash of the database the lease
     and the reconciler recover from (the job runs again; a finish by a lost claim's token stores
     nothing). What a user asked for stays durable: a new job and its model, a cancel."""
     if not notify.postgres(settings):
-        return stmt if solution is None else stmt.returning(*(Job.__table__.c[c] for c in notify.NOTE_COLUMNS))
-    stmt = stmt.returning(notify.pg_notify(Job.id, Job.status) if solution is None else
-                          func.pg_notify(notify.CHANNEL, notify.note_sql(Job.__table__, solution)))
+        return stmt
+    stmt = stmt.returning(notify.pg_notify(Job.id, Job.status))
     return stmt if durable else _commit_unflushed(stmt)
 
 
@@ -250,29 +247,26 @@ def finish(settings: Settings, job_id: str, token: str, status: str, *,
     (its claim lost too), then runs again and is finished again: a job is never lost, and its
     results come from the same document (a big result's file is fsynced before the commit
     that points to it: prepare)."""
-    values = dict(status=status, finished_at=utcnow(), error=error, lease_expires_at=None)
-    if status == "succeeded":
-        values["progress"] = 1.0
     solution = results is not None and "solution" in results.result.head
+    params = {"f_id": job_id, "f_token": token, "f_status": status, "f_finished": utcnow(), "f_error": error,
+              "f_progress": 1.0 if status == "succeeded" else None}
     note = None
-    if notify.postgres(settings) and (results is None or results.fits_one_statement):
+    postgres = notify.postgres(settings)
+    if postgres and (results is None or results.fits_one_statement):
         stmt = _finish_statement(results is not None and results.result.storage == "db", results is not None,
                                  sweep_outputs is not None, solution)
-        params = {"f_id": job_id, "f_token": token, "f_status": status, "f_finished": values["finished_at"],
-                  "f_error": error, "f_progress": values.get("progress"), "o_outputs": sweep_outputs,
-                  **(results.after_params() if results is not None else {})}
         with get_autocommit(settings.database)() as session:
-            ours = session.execute(stmt, params).first() is not None
+            ours = session.execute(stmt, {**params, "o_outputs": sweep_outputs,
+                                          **(results.after_params() if results is not None else {})}
+                                   ).first() is not None
     else:
-        done = update(Job).where(Job.id == job_id, Job.lease_token == token, Job.status == "running").values(**values)
         with get_sessionmaker(settings.database)() as session:
             _recoverable(session, settings)
-            rows = session.execute(_announced(settings, done, solution=solution),  # nothing loaded to sync
-                                   execution_options={"synchronize_session": False}).all()
+            rows = session.execute(_finish_update(postgres, solution), params).all()
             if len(rows) != 1:
                 session.rollback()
                 return False
-            if not notify.postgres(settings):
+            if not postgres:
                 note = notify.note_text(rows[0]._mapping, solution)
             if results is not None:
                 results.add(session)
@@ -287,19 +281,29 @@ def finish(settings: Settings, job_id: str, token: str, status: str, *,
 
 
 @lru_cache
-def _finish_statement(chunks: bool, results: bool, outputs: bool, solution: bool):
-    """PostgreSQL: a finish as one statement, built once per shape: the job's UPDATE, then as
-    data-modifying CTEs the results row, its chunks (`chunks`) and a sweep variation's outputs,
-    all values bound parameters. Built per job, with the values as literals, its construction,
-    cache key and compilation were ~1/3 of a small job's CPU in the worker's pool process."""
-    done = (update(_JOBS)
+def _finish_update(postgres: bool, solution: bool):
+    """A finish's UPDATE of the job, built once (its values bound parameters f_*): it returns
+    the job's note (store.notify: PostgreSQL sends it at the commit, as a RETURNING column;
+    SQLite's sender builds it from the returned columns), `solution` saying whether its results
+    hold one. Built per job, with the values in it, its construction, cache key and compilation
+    were, with the results' INSERTs, ~1/3 of a small job's CPU in the worker's pool process."""
+    stmt = (update(_JOBS)
             .where(_JOBS.c.id == bindparam("f_id"), _JOBS.c.lease_token == bindparam("f_token"),
                    _JOBS.c.status == "running")
             .values(status=bindparam("f_status"), finished_at=bindparam("f_finished", type_=_JOBS.c.finished_at.type),
                     error=bindparam("f_error", type_=_JOBS.c.error.type), lease_expires_at=None,
-                    progress=func.coalesce(bindparam("f_progress", type_=Float), _JOBS.c.progress))
-            .returning(_JOBS.c.id, func.pg_notify(notify.CHANNEL, notify.note_sql(_JOBS, solution))))
-    done = _commit_unflushed(done).cte("done")
+                    progress=func.coalesce(bindparam("f_progress", type_=Float), _JOBS.c.progress)))
+    if postgres:
+        return stmt.returning(_JOBS.c.id, func.pg_notify(notify.CHANNEL, notify.note_sql(_JOBS, solution)))
+    return stmt.returning(*(_JOBS.c[c] for c in notify.NOTE_COLUMNS))
+
+
+@lru_cache
+def _finish_statement(chunks: bool, results: bool, outputs: bool, solution: bool):
+    """PostgreSQL: a finish as one statement, built once per shape: the job's UPDATE
+    (_finish_update), then as data-modifying CTEs the results row, its chunks (`chunks`) and a
+    sweep variation's outputs, all values bound parameters."""
+    done = _commit_unflushed(_finish_update(True, solution)).cte("done")
     parts = insert_after(done, chunks) if results else []
     if outputs:
         variations = SweepVariation.__table__
