@@ -241,7 +241,7 @@ def finish(settings: Settings, job_id: str, token: str, status: str, *,
     in one statement (all but big results): that one statement, data-modifying CTEs after the
     job's UPDATE, committed by itself (one round trip). Its commit does not wait for the WAL's
     flush (see _announced): PostgreSQL shows a commit and sends its NOTIFY only after the flush,
-    ~4 ms on the development machine, which was the largest part of a small job's overhead. A
+    0.3-4 ms on the development machine, on the path of every job's long poll. A
     crash of the database within the WAL writer's delay (wal_writer_delay, 200 ms by default)
     may undo a finish a client already saw; the job, still running under its lease or queued
     (its claim lost too), then runs again and is finished again: a job is never lost, and its
