@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO
 
 import numpy as np
-from sqlalchemy import ARRAY, Integer, LargeBinary, func, insert, literal, select, true
+from sqlalchemy import ARRAY, Integer, LargeBinary, and_, bindparam, func, insert, select, true
 from sqlalchemy.orm import Session
 
 from .config import Settings
@@ -35,7 +35,8 @@ ONE_STATEMENT_CHUNKS = 16  # chunks of a result stored in the finish's one state
 @dataclass
 class Prepared:
     """A job's results, ready to be stored in the job's finish transaction (store.jobs.finish):
-    by `add` in a transaction, or as statements after the job's UPDATE (`insert_after`)."""
+    by `add` in a transaction, or as statements after the job's UPDATE (insert_after, with
+    `after_params`)."""
     result: Result
     arrays: list[np.ndarray]
 
@@ -62,26 +63,12 @@ class Prepared:
     def add(self, session: Session) -> None:
         add_all(session, [self])
 
-    def insert_after(self, done) -> list:
-        """PostgreSQL: the INSERTs of the results row and its chunks as data-modifying statements
-        that take the job id from the CTE `done` (the job's UPDATE ... RETURNING id): nothing is
-        stored when the job was no longer ours."""
-        row = self._row()
-        cols = Result.__table__.c
-        names = ("head", "sensors", "storage", "path", "created_at")
-        head = [done.c.id] + [literal(row[k], cols[k].type) for k in names]
-        parts = [insert(Result).from_select(["job_id", *names],
-                                            select(*head).select_from(done))]
+    def after_params(self) -> dict:
+        """The values of insert_after's statements for these results."""
         chunks = list(self._chunks())
-        if chunks:
-            rows = func.unnest(literal([c["sensor"] for c in chunks], ARRAY(Integer)),
-                               literal([c["seq"] for c in chunks], ARRAY(Integer)),
-                               literal([c["data"] for c in chunks], ARRAY(LargeBinary))
-                               ).table_valued("sensor", "seq", "data").render_derived(name="chunk")
-            parts.append(insert(ResultChunk).from_select(
-                ["job_id", "sensor", "seq", "data"],
-                select(done.c.id, rows.c.sensor, rows.c.seq, rows.c.data).select_from(done).join(rows, true())))
-        return parts
+        return {**{f"r_{k}": v for k, v in self._row().items() if k != "job_id"},
+                "c_sensor": [c["sensor"] for c in chunks], "c_seq": [c["seq"] for c in chunks],
+                "c_data": [c["data"] for c in chunks]}
 
     def discard(self, settings: Settings) -> None:
         """Remove our file when the job was not ours to finish after all."""
@@ -106,6 +93,25 @@ def add_all(session: Session, prepared: list[Prepared]) -> None:
                 batch = []
     if batch:
         session.execute(insert(ResultChunk.__table__), batch)
+
+
+def insert_after(done, chunks: bool) -> list:
+    """PostgreSQL: the INSERTs of a job's results row and (`chunks`) its chunks as data-modifying
+    statements that take the job id from the CTE `done` (the job's UPDATE ... RETURNING id):
+    nothing is stored when the job was no longer ours. Their values are bound parameters
+    (Prepared.after_params), so that the statement is built once (store.jobs.finish)."""
+    cols = Result.__table__.c
+    names = ("head", "sensors", "storage", "path", "created_at")
+    parts = [insert(Result).from_select(["job_id", *names], select(
+        done.c.id, *(bindparam(f"r_{k}", type_=cols[k].type) for k in names)).select_from(done))]
+    if chunks:
+        rows = func.unnest(bindparam("c_sensor", type_=ARRAY(Integer)), bindparam("c_seq", type_=ARRAY(Integer)),
+                           bindparam("c_data", type_=ARRAY(LargeBinary))
+                           ).table_valued("sensor", "seq", "data").render_derived(name="chunk")
+        parts.append(insert(ResultChunk).from_select(
+            ["job_id", "sensor", "seq", "data"],
+            select(done.c.id, rows.c.sensor, rows.c.seq, rows.c.data).select_from(done).join(rows, true())))
+    return parts
 
 
 def _fs(settings: Settings):
@@ -161,6 +167,21 @@ def remove_other_attempts(settings: Settings, job_id: str, keep: str | None) -> 
 
 
 PAGE = 2  # chunks per database read: little memory per download
+# a result in the database up to this size comes with its job's read (with_small_chunks)
+SMALL_BYTES = CHUNK_BYTES
+
+
+def with_small_chunks(query):
+    """The query of a job and its Result (outer-joined), with ResultChunk.sensor and .data added:
+    one row per chunk of a result stored in the database with at most SMALL_BYTES of data (in
+    order), NULLs otherwise. A small job's download then reads its job, result and data in one
+    query (a round trip and a session less); the data of a bigger one is read in pages."""
+    sized = ResultChunk.__table__.alias("sized")
+    size = select(func.sum(func.length(sized.c.data))).where(sized.c.job_id == Result.job_id) \
+        .correlate_except(sized).scalar_subquery()
+    return (query.add_columns(ResultChunk.sensor, ResultChunk.data)
+            .outerjoin(ResultChunk, and_(ResultChunk.job_id == Result.job_id, size <= SMALL_BYTES))
+            .order_by(ResultChunk.sensor, ResultChunk.seq))
 
 
 def _chunks(session: Session, job_id: str, page: tuple[int, int] | None) -> list[tuple[int, bytes]]:
@@ -183,10 +204,13 @@ class _Database(Source):
     """Pages of chunks, each page its own short session: no connection held while a slow
     client reads. A small result (at most a page) is read with one query for all its arrays."""
 
-    def __init__(self, sessionmaker, job_id: str, small: bool):
+    def __init__(self, sessionmaker, job_id: str, small: bool, chunks: list[tuple[int, bytes]] | None = None):
+        """`chunks`: all of them, read already (with_small_chunks)."""
         self.sessionmaker, self.job_id = sessionmaker, job_id
-        self.all: dict[int, list[bytes]] | None = {} if small else None
-        self.read = False
+        self.all: dict[int, list[bytes]] | None = {} if small or chunks is not None else None
+        self.read = chunks is not None
+        for i, data in chunks or ():
+            self.all.setdefault(i, []).append(data)
 
     def _read(self, page: tuple[int, int] | None) -> list[tuple[int, bytes]]:
         with self.sessionmaker() as session:
@@ -256,14 +280,17 @@ class _Npz(Source):
         self.zf.close()
 
 
-def open_source(settings: Settings, sessionmaker, result: Result | None) -> Source:
+def open_source(settings: Settings, sessionmaker, result: Result | None,
+                chunks: list[tuple[int, bytes]] | None = None) -> Source:
+    """`chunks`: the (array index, data) rows a query with_small_chunks gave with the result."""
     if result is None:
         return Memory([])
     storage = result.storage or ("npz" if result.path else "db")
     if storage == "db":
         arrays = result.sensors + ([result.head["solutionArray"]] if "solutionArray" in result.head else [])
         size = sum(8 * a["rows"] * a["cols"] for a in arrays)
-        return _Database(sessionmaker, result.job_id, size <= PAGE * CHUNK_BYTES)
+        return _Database(sessionmaker, result.job_id, size <= PAGE * CHUNK_BYTES,
+                         chunks if chunks is not None and size <= SMALL_BYTES else None)
     if storage == "url":
         fs, root = _fs(settings)
         return _File(fs.open(f"{root}/{result.path}", "rb", block_size=CHUNK_BYTES))

@@ -21,7 +21,7 @@ from store.notify import RECHECK_SECONDS, postgres
 from ...downloads import response as download
 from ...limits import check_json, check_model
 from store.formats import HEAD_KEYS, META_KEYS, document_json, sensor_csv, sensor_json
-from store.results import open_source
+from store.results import open_source, with_small_chunks
 from ...schemas import ERRORS, KEY_PATTERN, Cursor, JobCreate, JobList, JobStatus
 from ...warmup import with_detail
 from ..deps import ClientGone, OwnerDep, RateLimited, SessionDep, SettingsDep
@@ -133,11 +133,15 @@ def _with_result(settings, owner: str, job_id: str, result):
     """(job, `result`: its Result or one of its columns, None before it has one): one query,
     outside a transaction."""
     with get_autocommit(settings.database)() as session:
-        row = session.execute(select(Job, result).outerjoin(Result, Result.job_id == Job.id).where(
-            Job.id == checked_id("job", job_id), Job.owner == owner)).one_or_none()
+        row = session.execute(_job_and_result(job_id, owner, result)).one_or_none()
     if row is None:
         raise not_found("job", job_id)
     return row
+
+
+def _job_and_result(job_id: str, owner: str, result):
+    return select(Job, result).outerjoin(Result, Result.job_id == Job.id).where(
+        Job.id == checked_id("job", job_id), Job.owner == owner)
 
 
 def _status_now(settings, owner: str, job_id: str) -> dict:
@@ -214,28 +218,34 @@ def cancel_job(job_id: str, session: SessionDep, settings: SettingsDep, owner: O
     return status_document(job)
 
 
-def finished_result(settings, owner: str, job_id: str) -> tuple[Job, Result | None, dict]:
-    """A download's first read: the job and its result."""
-    job, result = _with_result(settings, owner, job_id, Result)
+def finished_result(settings, owner: str, job_id: str) -> tuple[Job, Result | None, dict, list[tuple[int, bytes]]]:
+    """A download's first read: the job, its result, the result's head and, when small and in
+    the database, its chunks (store.results.with_small_chunks: for open_source)."""
+    with get_autocommit(settings.database)() as session:
+        rows = session.execute(with_small_chunks(_job_and_result(job_id, owner, Result))).all()
+    if not rows:
+        raise not_found("job", job_id)
+    job, result = rows[0][:2]
+    chunks = [(sensor, data) for _, _, sensor, data in rows if sensor is not None]
     if job.status in ("queued", "running"):
         raise ApiError(409, "job_not_finished", f"job {job_id} is {job.status}; results come when it has finished")
     if job.status == "canceled":
         raise ApiError(409, "job_canceled", f"job {job_id} was canceled and has no results")
     if result is None:  # failed before the core produced results (time limit, worker lost, ...)
-        return job, None, {"status": "failed", "warnings": [], "solver": {}, "error": job.error}
-    return job, result, result.head
+        return job, None, {"status": "failed", "warnings": [], "solver": {}, "error": job.error}, []
+    return job, result, result.head, chunks
 
 
 @router.get("/{job_id}/results", responses={200: {"content": {"application/json": {}},
                                                    "description": "the results document (SPEC section 4)"}})
 def get_results(job_id: str, settings: SettingsDep, owner: OwnerDep,
                 data: Annotated[bool, Query(description="false: each sensor's `rows` (a count) instead of its `data`")] = True):
-    _, result, head = finished_result(settings, owner, job_id)
+    _, result, head, chunks = finished_result(settings, owner, job_id)
     if not data:  # the head and the sensors' metadata, from the database alone
         return {**{k: head[k] for k in HEAD_KEYS if k in head},
                 "sensors": {s["name"]: {**{k: s[k] for k in META_KEYS}, "rows": s["rows"]}
                             for s in (result.sensors if result else [])}}
-    source = open_source(settings, get_autocommit(settings.database), result)
+    source = open_source(settings, get_autocommit(settings.database), result, chunks)
     sensors = result.sensors if result else []
     return download(settings, source, sensors, lambda text: document_json(source, head, sensors, text),
                     "application/json")
@@ -244,11 +254,11 @@ def get_results(job_id: str, settings: SettingsDep, owner: OwnerDep,
 @router.get("/{job_id}/sensors/{sensor}", responses={200: {"content": {"application/json": {}, "text/csv": {}}}})
 def get_sensor(job_id: str, sensor: str, settings: SettingsDep, owner: OwnerDep,
                format: Literal["json", "csv"] = "json"):
-    job, result, _ = finished_result(settings, owner, job_id)
+    job, result, _, chunks = finished_result(settings, owner, job_id)
     found = next((s for s in (result.sensors if result else []) if s["name"] == sensor), None)
     if found is None:
         raise not_found("sensor", sensor)
-    source = open_source(settings, get_autocommit(settings.database), result)
+    source = open_source(settings, get_autocommit(settings.database), result, chunks)
     if format == "csv":
         return download(settings, source, [found], lambda text: sensor_csv(source, found, job.id, text), "text/csv",
                         {"Content-Disposition": f'attachment; filename="{job.id}-{found["key"]}.txt"'})

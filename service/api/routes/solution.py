@@ -20,13 +20,13 @@ router = APIRouter(prefix="/v1/jobs", tags=["jobs"], responses=ERRORS)
                                                     "description": "the system coordinates at each written time"}})
 def get_solution(job_id: str, settings: SettingsDep, owner: OwnerDep,
                  format: Literal["json", "csv"] = "json"):
-    job, result, head = finished_result(settings, owner, job_id)
+    job, result, head, chunks = finished_result(settings, owner, job_id)
     meta = head.get("solution")
     if result is None or meta is None:
         raise ApiError(404, "not_found", f"job {job_id} has no stored solution; ask for one with "
                        '"store": {"solution": true} or simulationSettings.solution.file.write')
     array = head.get("solutionArray") or {"key": SOLUTION_KEY}  # stored as .npz before revision 0003
-    source = open_source(settings, get_autocommit(settings.database), result)
+    source = open_source(settings, get_autocommit(settings.database), result, chunks)
     if format == "csv":
         return download(settings, source, [array], lambda text: solution_csv(source, meta, array, job.id, text),
                         "text/csv", {"Content-Disposition": f'attachment; filename="{job.id}-solution.txt"'})

@@ -144,9 +144,17 @@ def test_failed_job_reports_its_reason_and_results(client, run_queued, mini):
 
 
 def test_results_and_csv_are_gzipped_when_the_client_accepts_it(client, run_queued, mini):
+    """Above GZIP_MINIMUM_BYTES (a small job's results document is below: not compressed)."""
     import gzip
-    job = submit(client, {"model": mini})
+
+    from service.app import GZIP_MINIMUM_BYTES
+    small = submit(client, {"model": mini})
+    bigger = {"timeIntegration": {"numberOfSteps": 1000}, "solution": {"sensors": {"writePeriod": 1e-9}}}
+    job = submit(client, {"model": mini, "simulationSettings": bigger})
     run_queued()
+    small_path = f"/v1/jobs/{small['id']}/results"
+    answer = client.get(small_path, headers={"Accept-Encoding": "gzip"})
+    assert len(answer.content) < GZIP_MINIMUM_BYTES and "content-encoding" not in answer.headers
     name = next(iter(client.get(f"/v1/jobs/{job['id']}/results").json()["sensors"]))
     for path in (f"/v1/jobs/{job['id']}/results", f"/v1/jobs/{job['id']}/sensors/{name}?format=csv"):
         plain = client.get(path, headers={"Accept-Encoding": "identity"})
