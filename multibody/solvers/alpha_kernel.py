@@ -26,7 +26,7 @@ from ..kernels import (CONVERGED, GIVE_UP, LU_DONE, LU_REPIVOT, LU_SINGULAR, RES
                        compiled_write_data, eval_program, jit, jit_inline, jit_noalloc, kinematics, lie_group_prediction,
                        lu_solve_csc_into, motion_rows,
                        newton_rules, newton_update, residual, rigid_mass_matrices,
-                       rigid_quadratic_velocity_jacobians, sparse_lu_refactor, spring_jacobians, work)
+                       rigid_quadratic_velocity_jacobians, sparse_lu_refactor, spring_jacobians)
 
 # return codes of run_steps and initial_accelerations. SINGULAR: a singular Newton matrix, or a non-finite
 # update from its LU; UNDEFINED_LAW: a motion's law undefined at the iterate
@@ -435,39 +435,44 @@ def _predict(h, q, v, a, abar, qn, vn, an, lam, ahat, newmark, cq, cv, bh2, hg, 
                              model.lie_cols, model.lie_ref)
 
 
-@jit
-def initial_accelerations(model, t, q, v, fact, x):
+@jit_noalloc
+def initial_accelerations(model, kin, w, scratch, accelerations, t, q, v, fact, x):
     """x = [q̈; λ] from [[M, C_qᵀ], [C_q, 0]] x = [f; -d/dt(C_q v)] (d/dt by central differences along
     v with the step 1e-5/max(1, |v|); 0 for velocity-level constraints, as Exudyn; the motions' rows
     by their laws' exact time derivatives, Motions.rate_residual). Returns DONE, SINGULAR,
     UNDEFINED_LAW (a motion's law or its rate undefined at (t, q, v)), or LINEAR_SETUP
-    (CompiledLoop.setup, then again)."""
+    (CompiledLoop.setup, then again). kin, w and scratch are run_steps' (its Newton iterate's q̈ and λ
+    serve as zeros, its q as the shifted q, its column maxima as _lu's); `accelerations` holds 2 per
+    motion (motion_rows' levels). Without numba's runtime, as run_steps: its entry unboxes the model's
+    arrays without memory-info objects, a third of a small model's solve otherwise."""
+    model, kin, w, scratch, fact = borrowed(model), borrowed(kin), borrowed(w), borrowed(scratch), borrowed(fact)
+    q, v, x, accelerations = borrowed((q, v, x, accelerations))
+    shifted, zero_a, zero_lam, colmax = scratch[0], scratch[2], scratch[3], scratch[6]
     n2, nae = q.shape[0], x.shape[0] - q.shape[0]
-    kin, w = work(model, n2, nae)
-    zero_a, zero_lam = np.zeros(n2), np.zeros(nae)
+    zero_a[:] = 0.0
+    zero_lam[:] = 0.0
     vmax = 0.0
     for i in range(n2):
         vmax = max(vmax, abs(v[i]))
     eps = 1e-5 / max(1.0, vmax)
-    g_plus, g_minus, shifted = np.empty(nae), np.empty(nae), np.empty(n2)
     for k in range(3):  # at q + εv, q - εv, then q (r_q = M·0 - f + C_qᵀ·0): one inlined residual
         if k < 2:
             for i in range(n2):
                 shifted[i] = q[i] + eps * v[i] if k == 0 else q[i] - eps * v[i]
         _residual(t, shifted if k < 2 else q, v, zero_a, zero_lam, True, model, kin, w)
-        if k < 2:
-            (g_plus if k == 0 else g_minus)[:] = w.rg
-    if w.mo_bad[0] >= 0 or motion_rows(t, zero_a, np.full(model.mo_m0.shape[0], 2, np.int64), True, model, kin,
-                                       w) >= 0:
+        for i in range(nae):  # x's λ part: g(q + εv), then -d/dt(C_q v) by the central difference
+            if k == 0:
+                x[n2 + i] = w.rg[i]
+            elif k == 1:
+                x[n2 + i] = 0.0 if model.ae_velocity[i] else -((x[n2 + i] - w.rg[i]) / (2 * eps))
+    if w.mo_bad[0] >= 0 or motion_rows(t, zero_a, accelerations, True, model, kin, w) >= 0:
         return UNDEFINED_LAW
     _assemble(fact.entries, t, model, kin, w, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0)
-    lu = _lu(fact, np.empty(n2 + nae))
+    lu = _lu(fact, colmax)
     if lu != LU_DONE:
         return SINGULAR if lu == LU_SINGULAR else LINEAR_SETUP
     for i in range(n2):
         x[i] = -w.rq[i]
-    for i in range(nae):
-        x[n2 + i] = 0.0 if model.ae_velocity[i] else -((g_plus[i] - g_minus[i]) / (2 * eps))
     for k in range(model.mo_m0.shape[0]):
         x[n2 + model.mo_ae[k]] = -w.mo_g[k]
     _solve(fact, x)

@@ -85,6 +85,7 @@ class CompiledLoop:
         self.kin, self.w = work(s.model, s.n2, s.nae)
         e = np.empty
         self.scratch = (e(s.n2), e(s.n2), e(s.n2), e(s.nae), e(s.n2), e(s.n), e(s.n), e(s.n2), e(s.n2))
+        self.motion_accelerations = np.full(len(s.model.mo_m0), 2, np.int64)  # initial_accelerations' levels
 
     def setup(self) -> bool:
         """What _lu asked for, from the entries the kernel assembled: room for all of them, or the
@@ -109,7 +110,8 @@ class CompiledLoop:
         x = np.empty(self.system.n)
         code = LINEAR_SETUP
         while code == LINEAR_SETUP:
-            code = alpha_kernel.initial_accelerations(self.system.model, t, q, v, self.fact, x)
+            code = alpha_kernel.initial_accelerations(self.system.model, self.kin, self.w, self.scratch,
+                                                      self.motion_accelerations, t, q, v, self.fact, x)
             if code == LINEAR_SETUP and not self.setup():
                 return None
         if code == UNDEFINED_LAW:
