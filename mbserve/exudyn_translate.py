@@ -49,8 +49,10 @@ _ALIASES = {"sin": ("sin",), "cos": ("cos",), "tan": ("tan",), "asin": ("asin", 
             "ceil": ("ceil",), "min": ("min",), "max": ("max",)}
 FUNCTION_NAMES = {getattr(module, alias): name for name, aliases in _ALIASES.items() for alias in aliases
                   for module in (math, np, builtins) if hasattr(module, alias)}
-# Exudyn's symbolic functions (exudyn.symbolic, used in symbolic user functions) -> the numeric ones of that name
+# Exudyn's symbolic functions (exudyn.symbolic, used in symbolic user functions) stand for the numeric ones of
+# their name
 SYMBOLIC_MODULE = "exudyn.exudynCPP.symbolic"
+NUMERIC_BY_NAME = {name: f for f, name in FUNCTION_NAMES.items() if getattr(f, "__name__", "") == name}
 FOLDED = (np.array, np.asarray, float, int, len, range, np.heaviside)  # called here when all arguments are constants
 _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
               ast.Pow: operator.pow, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod}
@@ -501,9 +503,7 @@ def _numeric(f):
     """An exudyn.symbolic function as the numpy, math or builtin function of that name; other callables as they are."""
     if getattr(f, "__module__", None) != SYMBOLIC_MODULE:
         return f
-    name = getattr(f, "__name__", "")
-    return next((g for g, known in FUNCTION_NAMES.items() if known == name and getattr(g, "__name__", "") == name),
-                f)
+    return NUMERIC_BY_NAME.get(getattr(f, "__name__", ""), f)
 
 
 def _check(function, sig: Signature, value, parameters: dict[str, float], item: dict, index: int,
