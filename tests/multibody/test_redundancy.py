@@ -109,7 +109,8 @@ def test_ignore_singular_jacobian_solves_a_duplicated_joint():
     """linearSolver.ignoreSingularJacobian (Exudyn's Bricard mechanism relies on it): the slider crank with
     its crank joint twice solves as the slider crank; the two joints share the one joint's force."""
     doc = load_json(CASES / "slider_crank" / "model.json")
-    reference = multibody.simulate(doc).to_document()["sensors"]
+    single = multibody.simulate(doc)
+    reference = single.to_document()["sensors"]
     doc["objects"].append(dict(doc["objects"][4], name="crankJointCopy"))
     copy = len(doc["objects"]) - 1
     doc["sensors"].append({"sensorType": "Object", "objectNumber": copy, "outputVariableType": "ForceLocal",
@@ -119,11 +120,15 @@ def test_ignore_singular_jacobian_solves_a_duplicated_joint():
     doc["simulationSettings"]["linearSolver"] = {"ignoreSingularJacobian": True}
     results = multibody.simulate(doc)
     assert results.status == "succeeded", results.error
+    for count in ("newtonIterations", "jacobians"):  # Newton's path as without the copy
+        assert results.solver[count] == single.solver[count]
     sensors = results.to_document()["sensors"]
     for name, series in reference.items():
         if name.startswith("crankJoint_") and name.endswith(("ForceLocal", "TorqueLocal")):
             continue
-        assert np.allclose(sensors[name]["data"], series["data"], rtol=1e-8, atol=1e-9), name
+        # the motion to round-off; forces to what Newton's tolerance leaves of the multipliers (measured 1.3e-7 of 27)
+        atol = 1e-6 if name.endswith(("ForceLocal", "TorqueLocal")) else 1e-10
+        assert np.allclose(sensors[name]["data"], series["data"], rtol=0, atol=atol), name
     shared = np.add(sensors["crankJoint_ForceLocal"]["data"], sensors["copy_ForceLocal"]["data"])
     shared[:, 0] /= 2  # the time column
-    assert np.allclose(shared, reference["crankJoint_ForceLocal"]["data"], rtol=1e-7, atol=1e-7)
+    assert np.allclose(shared, reference["crankJoint_ForceLocal"]["data"], rtol=0, atol=1e-6)
