@@ -281,6 +281,10 @@ def model_reference() -> str:
               "the same values; give one of the two:", "",
               "| name | same as |", "| --- | --- |"]
     lines += [f"| `{alias}` | `{key}` |" for alias, key in ALIASES.items()]
+    lines += ["", "`linearSolver.ignoreSingularJacobian` (as Exudyn's, which honours it in its dense LU only): the",
+              "implicit dynamic solvers skip the redundant-constraint check and solve with a singular Newton matrix",
+              "(redundant constraints) in their dense LU, up to 1000 unknowns; a redundant joint's force is then",
+              "one of many that hold the motion (Exudyn's FullPivLU picks another)."]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -15,7 +15,9 @@ def run(loaded, progress=None, cancel=None):
         return solve_explicit(loaded, progress=progress, cancel=cancel)
     static = solve.type == "Static"
     t0 = loaded.settings["staticSolver"]["loadStepStart"] if static else loaded.settings["timeIntegration"]["startTime"]
-    error = find_redundant(loaded.system, float(t0))
+    # Exudyn's ignoreSingularJacobian solves with redundant constraints (the implicit dynamic solver's dense LU)
+    ignore_singular = not static and loaded.settings["linearSolver"]["ignoreSingularJacobian"]
+    error = None if ignore_singular else find_redundant(loaded.system, float(t0))
     if error is not None:
         return Results(status="failed", warnings=list(loaded.warnings), error=error,
                        solver={"type": solve.type, "solverType": "Static" if static else solve.solverType, "steps": 0,

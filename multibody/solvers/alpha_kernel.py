@@ -4,7 +4,9 @@ motions included), with a dense LU for small Newton matrices and a sparse one fo
 On small models the Python step loop costs far more than the arithmetic (a numba call with the
 model's ~50 arrays costs ~8 µs to dispatch, the residual itself ~1 µs), so here predictor,
 residuals, Newton matrix, LU, Newton iterations, step-size control and the sensor write rule
-run in one call over many steps (and the initial accelerations in another); this is the only
+run in one call over many steps (the first call of a solve computes the initial accelerations: one
+call through numba's dispatcher, whose typing of the model's arrays costs more than a small model's
+steps; the next go straight to the machine code, compiled_loop.RepeatedCall); this is the only
 step loop. Every ending is a return code with the state left where it happened (the failing
 step's size in fstate[FAIL_H], its last Newton iterate in the caller's scratch, the singular
 matrix's entries in the LinearSystem, the undefined law's motion in w.mo_bad); the caller
@@ -28,13 +30,13 @@ from ..kernels import (CONVERGED, GIVE_UP, LU_DONE, LU_REPIVOT, LU_SINGULAR, RES
                        newton_rules, newton_update, residual, rigid_mass_matrices,
                        rigid_quadratic_velocity_jacobians, sparse_lu_refactor, spring_jacobians)
 
-# return codes of run_steps and initial_accelerations. SINGULAR: a singular Newton matrix, or a non-finite
-# update from its LU; UNDEFINED_LAW: a motion's law undefined at the iterate
+# return codes of run_steps (and of initial_accelerations, its first call's). SINGULAR: a singular Newton
+# matrix, or a non-finite update from its LU; UNDEFINED_LAW: a motion's law undefined at the iterate
 DONE, PAUSED, NEWTON_FAILED, NOT_FINITE, SINGULAR, LINEAR_SETUP, UNDEFINED_LAW = range(7)
 LU_SETUP = 3  # _lu's answer when Python must first size the entries or analyze the sparse pattern
 # layout of the float and int state arrays shared with the caller
 T, H, WRITE_NEXT, FAIL_H, RECOMMENDED = range(5)
-STEP_INDEX, N_STEPS, GOOD_STEPS, ITERATIONS, JACOBIANS, JACOBIAN_REQUESTED, ROWS = range(7)
+STEP_INDEX, N_STEPS, GOOD_STEPS, ITERATIONS, JACOBIANS, JACOBIAN_REQUESTED, ROWS, INITIAL = range(8)
 
 
 @jit_inline
@@ -207,7 +209,8 @@ class LinearSystem(NamedTuple):
     sparse (kernels.sparse_lu_refactor) in the pivot order and on the factor patterns that
     linear.sparse_analysis found from the first assembled matrix. The arrays of the other kind are empty."""
     entries: Entries
-    sparse: np.ndarray  # (2,) int64: the sparse LU is used; its analysis is current
+    sparse: np.ndarray  # (3,) int64: the sparse LU is used; its analysis is current; the dense LU ignores singular
+    # pivots (Exudyn's linearSolver.ignoreSingularJacobian)
     A: np.ndarray  # (n,n) the matrix, overwritten by its LU
     piv: np.ndarray
     ptr: np.ndarray  # _lu_factor's nonzeros of the factors
@@ -256,7 +259,8 @@ def _lu(fact, colmax):
     A[:] = 0.0
     for k in range(count):
         A[E.rows[k], E.cols[k]] += E.vals[k]
-    return LU_DONE if _lu_factor(A, fact.piv, colmax, fact.ptr, fact.idx, fact.val) else LU_SINGULAR
+    return LU_DONE if _lu_factor(A, fact.piv, colmax, fact.ptr, fact.idx, fact.val, fact.sparse[2] != 0) \
+        else LU_SINGULAR
 
 
 @jit_inline
@@ -270,9 +274,12 @@ def _solve(fact, x):
 
 
 @jit_noalloc
-def _lu_factor(A, piv, colmax, ptr, idx, val):
+def _lu_factor(A, piv, colmax, ptr, idx, val, ignore_singular):
     """LU with partial pivoting in place (LAPACK getf2's algorithm); False when a pivot is at
-    round-off level of its column (the rule of linear.Factorization). The nonzeros of L and of
+    round-off level of its column (the rule of linear.Factorization), unless `ignore_singular`: that
+    column then gets the pivot 1 and eliminates nothing, a change of the matrix in that column only, so
+    a consistent system is solved with that unknown 0 (redundant constraints: their multipliers are not
+    unique, the motion is; Exudyn's FullPivLU also gives one such solution). The nonzeros of L and of
     U's strict upper part are then kept row by row (row i: L in idx/val[ptr[2i]:ptr[2i+1]], U in
     [ptr[2i+1]:ptr[2i+2]]), so solves cost the factors' nonzeros, not n²."""
     n = A.shape[0]
@@ -288,7 +295,13 @@ def _lu_factor(A, piv, colmax, ptr, idx, val):
                 p, best = i, abs(A[i, k])
         piv[k] = p
         if not best > 1e-13 * colmax[k]:
-            return False
+            if not ignore_singular:
+                return False
+            piv[k] = k
+            A[k, k] = 1.0
+            for i in range(k + 1, n):
+                A[i, k] = 0.0
+            continue
         if p != k:
             for j in range(n):
                 A[k, j], A[p, j] = A[p, j], A[k, j]
@@ -441,10 +454,9 @@ def initial_accelerations(model, kin, w, scratch, accelerations, t, q, v, fact, 
     v with the step 1e-5/max(1, |v|); 0 for velocity-level constraints, as Exudyn; the motions' rows
     by their laws' exact time derivatives, Motions.rate_residual). Returns DONE, SINGULAR,
     UNDEFINED_LAW (a motion's law or its rate undefined at (t, q, v)), or LINEAR_SETUP
-    (CompiledLoop.setup, then again). kin, w and scratch are run_steps' (its Newton iterate's q̈ and λ
-    serve as zeros, its q as the shifted q, its column maxima as _lu's); `accelerations` holds 2 per
-    motion (motion_rows' levels). Without numba's runtime, as run_steps: its entry unboxes the model's
-    arrays without memory-info objects, a third of a small model's solve otherwise."""
+    (CompiledLoop.setup, then again). Called by run_steps when istate[INITIAL] is set, with its kin, w
+    and scratch (its Newton iterate's q̈ and λ serve as zeros, its q as the shifted q, its column maxima
+    as _lu's, its right-hand side as x); `accelerations` holds 2 per motion (motion_rows' levels)."""
     model, kin, w, scratch, fact = borrowed(model), borrowed(kin), borrowed(w), borrowed(scratch), borrowed(fact)
     q, v, x, accelerations = borrowed((q, v, x, accelerations))
     shifted, zero_a, zero_lam, colmax = scratch[0], scratch[2], scratch[3], scratch[6]
@@ -481,11 +493,12 @@ def initial_accelerations(model, kin, w, scratch, accelerations, t, q, v, fact, 
 
 @jit_noalloc
 def run_steps(model, kin, w, scratch, method, newton, max_it, timing, q, v, a, abar, lam, fstate, istate, fact, rows,
-              max_steps):
-    """Steps from the state (q, v, a = q̈, abar, λ, fstate, istate) until the end (DONE), `max_steps`
-    steps or a full `rows` buffer (PAUSED), a failure (NEWTON_FAILED, NOT_FINITE, SINGULAR,
-    UNDEFINED_LAW: fstate[FAIL_H] is then the failing step's size, (q, v) its start) or LINEAR_SETUP
-    (fstate[FAIL_H] likewise: the step starts again after CompiledLoop.setup).
+              initial_levels, max_steps):
+    """With istate[INITIAL] set: initial_accelerations at (fstate[T], q, v) into scratch's right-hand side,
+    `initial_levels` its motion levels, and its code. Otherwise steps from the state (q, v, a = q̈, abar, λ,
+    fstate, istate) until the end (DONE), `max_steps` steps or a full `rows` buffer (PAUSED), a failure
+    (NEWTON_FAILED, NOT_FINITE, SINGULAR, UNDEFINED_LAW: fstate[FAIL_H] is then the failing step's size, (q, v)
+    its start) or LINEAR_SETUP (fstate[FAIL_H] likewise: the step starts again after CompiledLoop.setup).
     Adaptive steps (Exudyn's ReduceStepSize, IncreaseStepSize): a failed step of more than `min_step` is retried
     with `decrease` times its size, at least `min_step`; each accepted step counts, and one of at most
     `recovery_its` iterations after `recovery_steps` counted ones grows it by `increase` up to the nominal step (a
@@ -512,6 +525,8 @@ def run_steps(model, kin, w, scratch, method, newton, max_it, timing, q, v, a, a
     t0, t_end, steps, h_nominal, adaptive, decrease, increase, min_step, recovery_its, recovery_steps, \
         period, disc_tol, disc_max, disc_ignore, disc_recommend = timing
     qn, vn, an, lam_n, ahat, rhs, colmax, abar_start, lie_old = scratch
+    if istate[INITIAL] != 0:
+        return initial_accelerations(model, kin, w, scratch, initial_levels, fstate[T], q, v, fact, rhs)
     n2, nae = q.shape[0], lam.shape[0]
     discontinuous = compiled_data_items(model.x_forces) > 0
     done_here = 0

@@ -11,7 +11,7 @@ from ..kernels import Entries, newton_parameters, work
 from ..outputs import written_rows
 from ..values import SimulationCanceled
 from . import alpha_kernel
-from .alpha_kernel import (FAIL_H, ITERATIONS, JACOBIANS, LINEAR_SETUP, N_STEPS, PAUSED, ROWS, SINGULAR, T,
+from .alpha_kernel import (FAIL_H, INITIAL, ITERATIONS, JACOBIANS, LINEAR_SETUP, N_STEPS, PAUSED, ROWS, SINGULAR, T,
                            UNDEFINED_LAW, WRITE_NEXT, LinearSystem)
 from .linear import SingularMatrix, sparse_analysis
 from .repeated_call import RepeatedCall, first_call_steps
@@ -42,10 +42,10 @@ def entry_bound(m) -> int:
     return count + sum(data.ae.size * (2 * data.cols.shape[1] + 1) for data in m.x_constraints)
 
 
-def linear_system(n: int, dense: bool, capacity: int = 0) -> LinearSystem:
+def linear_system(n: int, dense: bool, capacity: int = 0, ignore_singular: bool = False) -> LinearSystem:
     """Empty buffers for a Newton matrix of n unknowns, those of the other kind of LU empty; room for
     `capacity` entries; more room and the sparse analysis are set up when an assembly asks
-    (CompiledLoop.setup)."""
+    (CompiledLoop.setup). `ignore_singular`: the dense LU's (LinearSystem.sparse)."""
     i0, f0 = np.zeros(0, np.int64), np.empty(0)
     arrays = dict(A=np.empty((0, 0)), piv=i0, ptr=i0, idx=i0, val=f0, slot=i0, Ap=i0, Ai=i0, Ax=f0, perm_r=i0,
                   perm_c=i0, Lp=i0, Li=i0, Lx=f0, Up=i0, Ui=i0, Ux=f0, Ud=f0, x=f0, y=f0)
@@ -54,14 +54,15 @@ def linear_system(n: int, dense: bool, capacity: int = 0) -> LinearSystem:
                       idx=np.empty(n * n, np.int64), val=np.empty(n * n))
     else:
         arrays.update(x=np.zeros(n), y=np.empty(n))
-    return LinearSystem(entries(capacity), np.array([0 if dense else 1, 0]), **arrays)
+    return LinearSystem(entries(capacity), np.array([0 if dense else 1, 0, int(ignore_singular)]), **arrays)
 
 
 class CompiledLoop:
     """run_steps with the model's arrays and its solver settings; `iterations` and `jacobians` count
-    Newton's."""
+    Newton's. `ignore_singular` (Exudyn's linearSolver.ignoreSingularJacobian, which only its dense LU
+    honours): the dense LU up to DENSE_MAX_UNKNOWNS, its singular pivots ignored (alpha_kernel._lu_factor)."""
 
-    def __init__(self, system, method, ti: dict, cancel=None, progress=None):
+    def __init__(self, system, method, ti: dict, cancel=None, progress=None, ignore_singular: bool = False):
         s, nt = system, ti["newton"]
         self.system = s
         self.cancel, self.progress = cancel, progress
@@ -79,13 +80,15 @@ class CompiledLoop:
                                 disc["useRecommendedStepSize"]], float)
         # run_steps' state (alpha_kernel.T..., STEP_INDEX...): time, step size, next write time, failed step
         self.fstate = np.array([t0, (t_end - t0) / steps, t0, 0.0, -1.0])
-        self.istate = np.array([0, 0, 0, 0, 0, 1, 0], np.int64)
+        self.istate = np.array([0, 0, 0, 0, 0, 1, 0, 0], np.int64)
         dense_max = DENSE_MAX_UNKNOWNS if nt["useModifiedNewton"] else DENSE_MAX_UNKNOWNS_FULL_NEWTON
-        self.fact = linear_system(s.n, s.n <= dense_max, entry_bound(s.model))
+        dense = s.n <= (DENSE_MAX_UNKNOWNS if ignore_singular else dense_max)
+        self.fact = linear_system(s.n, dense, entry_bound(s.model), ignore_singular and dense)
         self.kin, self.w = work(s.model, s.n2, s.nae)
         e = np.empty
         self.scratch = (e(s.n2), e(s.n2), e(s.n2), e(s.nae), e(s.n2), e(s.n), e(s.n), e(s.n2), e(s.n2))
         self.motion_accelerations = np.full(len(s.model.mo_m0), 2, np.int64)  # initial_accelerations' levels
+        self.run = RepeatedCall(alpha_kernel.run_steps)  # its first call types the arguments, the next need not
 
     def setup(self) -> bool:
         """What _lu asked for, from the entries the kernel assembled: room for all of them, or the
@@ -104,23 +107,33 @@ class CompiledLoop:
         self.fact.sparse[1] = 1
         return True
 
-    def initial_accelerations(self, t, q, v):
+    def _run(self, q, v, a, abar, lam, rows, max_steps: int) -> int:
+        return self.run(self.system.model, self.kin, self.w, self.scratch, self.method, self.newton,
+                        self.max_iterations, self.timing, q, v, a, abar, lam, self.fstate, self.istate, self.fact, rows,
+                        self.motion_accelerations, max_steps)
+
+    def initial_accelerations(self, q, v):
         """(q̈, λ) at the start, or None if the system is singular; the EvaluationError of a motion's
-        law (or its rate) undefined there."""
-        x = np.empty(self.system.n)
+        law (or its rate) undefined there. The solve's first call of run_steps."""
+        t, n2 = float(self.fstate[T]), self.system.n2
+        a, lam, no_rows = np.zeros(n2), np.zeros(self.system.nae), np.empty((0, 1))
         code = LINEAR_SETUP
-        while code == LINEAR_SETUP:
-            code = alpha_kernel.initial_accelerations(self.system.model, self.kin, self.w, self.scratch,
-                                                      self.motion_accelerations, t, q, v, self.fact, x)
-            if code == LINEAR_SETUP and not self.setup():
-                return None
+        self.istate[INITIAL] = 1
+        try:
+            while code == LINEAR_SETUP:
+                code = self._run(q, v, a, a, lam, no_rows, 0)
+                if code == LINEAR_SETUP and not self.setup():
+                    return None
+        finally:
+            self.istate[INITIAL] = 0
         if code == UNDEFINED_LAW:
             motions, kin = self.system.motions, self.system.kinematics(t, q, v)
             motions.evaluate(kin, True)  # the rows as the kernel's residual evaluated them, then their rates:
             motions.rate_residual(kin)  # one of them raises
         if code == SINGULAR:
             return None
-        return x[:self.system.n2], x[self.system.n2:]
+        x = self.scratch[5]
+        return x[:n2].copy(), x[n2:].copy()
 
     def solve(self, writer, q, v, a, abar, lam, sensors, seconds_per_call: float = 0.1):
         """Steps in place on (q, v, a, abar, lam) from the start until the end or a failure, recording
@@ -132,12 +145,10 @@ class CompiledLoop:
         self.poll(float(fstate[T]))  # a job canceled while queued stops before its first step
         max_steps = first_call_steps(self.system.n)  # then as many as take about seconds_per_call
         rows = written_rows(self.system, sensors.sensors.capacity)
-        run = RepeatedCall(alpha_kernel.run_steps)  # the same arrays at every call
         while True:
             started, steps_before = time.perf_counter(), istate[N_STEPS]
             istate[ROWS] = 0
-            code = run(self.system.model, self.kin, self.w, self.scratch, self.method, self.newton, self.max_iterations,
-                       self.timing, q, v, a, abar, lam, fstate, istate, self.fact, rows, max_steps)
+            code = self._run(q, v, a, abar, lam, rows, max_steps)
             sensors.record_rows(rows[:istate[ROWS]])
             writer.next = float(fstate[WRITE_NEXT])
             if code == LINEAR_SETUP:  # the step that asked starts again (its iterations so far stay counted)

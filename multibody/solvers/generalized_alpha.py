@@ -94,7 +94,8 @@ def solve_dynamic(loaded, progress=None, cancel=None) -> Results:
     ti = settings["timeIntegration"]
     solver_type = loaded.document.solve.solverType
     method = Method.from_settings(ti, solver_type)
-    loop = CompiledLoop(system, method, ti, cancel=cancel, progress=progress)
+    loop = CompiledLoop(system, method, ti, cancel=cancel, progress=progress,
+                        ignore_singular=settings["linearSolver"]["ignoreSingularJacobian"])
     sensors = Recorder(system)
     warnings = list(loaded.warnings)
     t0 = float(ti["startTime"])
@@ -109,7 +110,7 @@ def solve_dynamic(loaded, progress=None, cancel=None) -> Results:
         warnings += corrections
         ga = ti["generalizedAlpha"]
         if ga["computeInitialAccelerations"]:
-            init = loop.initial_accelerations(t0, q, v)
+            init = loop.initial_accelerations(q, v)
             if init is None:
                 warnings.append({"code": "SingularInitialAccelerations", "item": None,
                                  "message": "the initial-acceleration system is singular; starting from zero "
