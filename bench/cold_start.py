@@ -117,8 +117,8 @@ def main() -> None:
         runs = [json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True, env=child_env()).stdout)
                 for _ in range(args.runs + 1)][1:]  # the first writes the bytecode caches
         for name in runs[0]:
-            print(f"{name:42s} {statistics.median(r[name] for r in runs):.3f} s CPU")
-        print(f"{'total':42s} {statistics.median(sum(r.values()) for r in runs):.3f} s CPU")
+            print(f"{name:50s} {statistics.median(r[name] for r in runs):.3f} s CPU")
+        print(f"{'total':50s} {statistics.median(sum(r.values()) for r in runs):.3f} s CPU")
         return
     mbserve = [sys.executable, "-m", "mbserve.cli", "run", args.model, "-o", os.devnull]
     exudyn = [sys.executable, str(Path(__file__).resolve()), "--exudyn-only", args.model]
