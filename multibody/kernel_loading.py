@@ -15,17 +15,21 @@ things that only a compile needs:
   the kernel. (numba also counted the kernel's internal functions as defined; they cannot be
   looked up from outside its object anyway.)
 
-`install()` replaces private methods of numba's Cache and CPUCodeLibrary, so it checks that they
-are there and does nothing otherwise: loading then stays numba's own (correct, slower). Machine
-code that is not 64-bit little-endian ELF is loaded numba's way too.
+`install()` replaces private methods of numba's Cache and CPUCodeLibrary, so it does so only on the
+numba releases this was checked with (TESTED_NUMBA) and only if those methods are there; otherwise
+loading stays numba's own (correct, slower). Machine code that is not 64-bit little-endian ELF is
+loaded numba's way too.
 """
 from __future__ import annotations
 
 import struct
 
+import numba
 from llvmlite import binding as ll
 from numba.core import caching, codegen
 from numba.core.runtime import rtsys
+
+TESTED_NUMBA = ("0.68",)  # major.minor releases whose private loading methods this replaces was checked with
 
 _SHT_SYMTAB = 2
 _STB_GLOBAL, _STB_WEAK = 1, 2
@@ -87,8 +91,10 @@ _numba = {"load_overload": caching.Cache.__dict__.get("load_overload"),
 
 
 def install() -> bool:
-    """Load kernels this way from now on (in this process); False if numba's internals differ."""
-    expected = (callable(_numba["load_overload"]) and isinstance(_numba["unserialize"], classmethod)
+    """Load kernels this way from now on (in this process); False on another numba release or if its
+    internals differ."""
+    expected = (".".join(numba.__version__.split(".")[:2]) in TESTED_NUMBA
+                and callable(_numba["load_overload"]) and isinstance(_numba["unserialize"], classmethod)
                 and callable(_numba["get_module_for_linking"])
                 and all(hasattr(caching.Cache, m) for m in ("_load_overload", "_guard_against_spurious_io_errors"))
                 and hasattr(codegen.JitEngine, "_load_defined_symbols") and hasattr(rtsys, "initialize"))

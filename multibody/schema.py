@@ -45,7 +45,8 @@ IDENTITY3 = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
 
 
 class RotationTranslation(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True, json_schema_extra=add_descriptions, defer_build=True)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True, json_schema_extra=add_descriptions,
+                              defer_build=True)
     rotation: Matrix3 = Field(default_factory=lambda: [r[:] for r in IDENTITY3])
     """3x3 rotation matrix, row by row"""
     translation: Vector3 = Field(default_factory=lambda: [0.0, 0.0, 0.0])
@@ -72,7 +73,8 @@ NAME_RULE = "1 to 128 letters (A-Z, a-z), digits and _ - . : @ ~ +, not '.' or '
 class Item(BaseModel):
     """Common to all items: a name, visualization keys kept aside, no unknown keys, strict types
     (a string is not a number)."""
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True, json_schema_extra=add_descriptions, defer_build=True)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True, json_schema_extra=add_descriptions,
+                              defer_build=True)
     name: str = ""
     """the item's name, to refer to it instead of its index; default: Exudyn's node0, object1, marker2, ...;
     1 to 128 letters (A-Z, a-z), digits and _ - . : @ ~ +, not '.' or '..' (names appear in URLs)"""
