@@ -8,7 +8,7 @@ and CPU seconds of each and the median of the pairwise wall ratios. `--exudyn-on
 command alone: `python bench/cold_start.py --exudyn-only MODEL` solves MODEL once in Exudyn.
 
 `--phases` prints where a cold run's CPU time goes instead (medians of --runs fresh processes, each
-doing what `mbserve run` does, in steps: the libraries, our import, the compiler context, the kernels).
+doing what `mbserve run` does, in steps: the libraries, our import, loading the kernels, the solve).
 
 Both commands may write Python's bytecode caches (PYTHONDONTWRITEBYTECODE is dropped for them): an
 installed package has them, as Exudyn's has; without them each run compiled mbserve's ~60 modules
@@ -71,22 +71,30 @@ def phases(path: str) -> None:
     step("numba")
     import pydantic  # noqa: F401
     step("pydantic")
-    import scipy.linalg  # noqa: F401
-    step("scipy.linalg (also numba's BLAS check)")
+    import mbserve.cli  # noqa: F401
     import multibody
     from multibody.model import load_model
     from multibody.solvers import run
     from store.formats import document_bytes
-    step("import multibody")
+    step("import multibody (schema, kernel definitions)")
     multibody.ensure_compiled()
     step("kernel cache check")
     loaded = load_model(json.loads(Path(path).read_text()))
     step("load_model")
-    from numba.core.registry import cpu_target
-    cpu_target.target_context.refresh()
-    step("numba's compiler context")
+    from numba.core import caching
+    load, loads = caching.Cache.load_overload, []
+
+    def timed_load(cache, sig, target_context):
+        started = time.process_time()
+        try:
+            return load(cache, sig, target_context)
+        finally:
+            loads.append(time.process_time() - started)
+    caching.Cache.load_overload = timed_load
     document_bytes(run(loaded))
-    step("solve: loading its kernels")
+    step("solve")
+    out["solve"] -= sum(loads)
+    out["loading the kernels (numba's runtime, then each)"] = sum(loads)
     print(json.dumps(out))
 
 
@@ -109,8 +117,8 @@ def main() -> None:
         runs = [json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True, env=child_env()).stdout)
                 for _ in range(args.runs + 1)][1:]  # the first writes the bytecode caches
         for name in runs[0]:
-            print(f"{name:42s} {statistics.median(r[name] for r in runs):.3f} s CPU")
-        print(f"{'total':42s} {statistics.median(sum(r.values()) for r in runs):.3f} s CPU")
+            print(f"{name:50s} {statistics.median(r[name] for r in runs):.3f} s CPU")
+        print(f"{'total':50s} {statistics.median(sum(r.values()) for r in runs):.3f} s CPU")
         return
     mbserve = [sys.executable, "-m", "mbserve.cli", "run", args.model, "-o", os.devnull]
     exudyn = [sys.executable, str(Path(__file__).resolve()), "--exudyn-only", args.model]

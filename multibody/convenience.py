@@ -31,7 +31,8 @@ Rotation = Annotated[S.Matrix3, Field(description="3x3 rotation matrix, row by r
 
 # --------------------------------------------------------------------------------- inertia
 class _Inertia(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True, json_schema_extra=add_descriptions)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True, json_schema_extra=add_descriptions,
+                              defer_build=True)
 
     def mass_tensor_com(self) -> tuple[float, np.ndarray, np.ndarray]:
         """mass, inertia tensor about the body's reference point, center of mass (RigidBodyInertia)."""
@@ -132,7 +133,8 @@ Inertia = Annotated[Annotated[RigidBodyInertia, Tag("RigidBodyInertia")] | Annot
 # --------------------------------------------------------------------------- the helpers
 class _Create(BaseModel):
     """Arguments common to the helpers; show and color become the items' visualization keys."""
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True, json_schema_extra=add_descriptions)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True, json_schema_extra=add_descriptions,
+                              defer_build=True)
     name: str = ""
     """the created object's name (its node and markers are named after it)"""
     show: bool = True

@@ -163,7 +163,7 @@ def _load(raw: dict, limits: ExpressionLimits | None, cancel: Callable[[], bool]
     # paths of the expanded document are the user's
     expanded, convenience, deprecations, failed = expand_convenience(raw)
     try:
-        doc, schema, unreadable = S.ModelDocument.model_validate(expanded), list(convenience), set()
+        doc, schema, unreadable = S.document(expanded), list(convenience), set()
     except ValidationError as exc:
         # a convenience item that could not be expanded fails the schema too (its objectType is no
         # plain type): its own problems say why, and the rest of the document is still checked

@@ -55,7 +55,7 @@ StrictFinite = Annotated[float, Strict(), AllowInfNan(False)]
 
 
 class _Motion(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=add_descriptions)
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=add_descriptions, defer_build=True)
 
     name: StrictStr | None = None
     """the motion's name, for sensors"""
@@ -122,7 +122,7 @@ class SteadyMotion(_Motion):
 
 
 MotionSpec = Annotated[Union[CustomMotion, SinusoidMotion, SteadyMotion], Field(discriminator="motionType")]
-MOTION_ADAPTER: TypeAdapter = TypeAdapter(MotionSpec)
+MOTION_ADAPTER: TypeAdapter = TypeAdapter(MotionSpec, config=ConfigDict(defer_build=True))  # built when first used
 
 
 class MotionError(ValueError):

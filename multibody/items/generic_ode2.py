@@ -20,7 +20,8 @@ GENERIC_ODE2_OUTPUTS = ("Coordinates", "Coordinates_t", "Coordinates_tt", "Force
 class SparseMatrix(BaseModel):
     """A sparse matrix as Exudyn exports a MatrixContainer set with SetWithSparseMatrix(CSR): its size and
     [row, column, value] triplets (entries at one place add up)."""
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True, json_schema_extra=add_descriptions)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True, json_schema_extra=add_descriptions,
+                              defer_build=True)
     numberOfRows: Annotated[int, Field(ge=0)]
     """rows of the matrix"""
     numberOfColumns: Annotated[int, Field(ge=0)]

@@ -1,17 +1,16 @@
 """Assembling and factorizing the Newton matrix: dense LU for small systems, sparse LU
-(SuperLU via scipy.sparse) once the system grows, on the system's fixed sparsity pattern."""
+(SuperLU via scipy.sparse) once the system grows, on the system's fixed sparsity pattern.
+
+scipy is imported where it is used: a small dynamic model's run never needs it here, and
+scipy.sparse costs ~0.07 s of a cold `mbserve run`."""
 from __future__ import annotations
 
 import warnings
 
 import numpy as np
-import scipy.linalg as sla
-import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 from .. import kernels
 
-_getrs = sla.lapack.dgetrs
 DENSE_LU_MAX_UNKNOWNS = 120  # measured crossover of LAPACK vs SuperLU on the chain models
 
 
@@ -24,6 +23,9 @@ class SingularMatrix(Exception):
 class Factorization:
     def __init__(self, system, values: np.ndarray, extra: tuple | None = None):
         """`values` on the system's pattern; `extra` = (rows, cols, values) added to it."""
+        import scipy.linalg as sla
+        import scipy.sparse as sp
+        import scipy.sparse.linalg as spla
         n = system.n
         self.n = n
         rows, cols = system.jac_rows, system.jac_cols
@@ -42,6 +44,7 @@ class Factorization:
             if not np.all(np.abs(np.diag(self.lu[0])) > 1e-13 * np.abs(A).max(axis=0)):
                 raise SingularMatrix(dependent_columns(A))
             self.sparse = None
+            self._getrs = sla.lapack.dgetrs
         else:
             A = sp.csc_matrix((values, (rows, cols)), shape=(n, n))
             self.sparse = A
@@ -55,7 +58,7 @@ class Factorization:
 
     def solve(self, rhs: np.ndarray) -> np.ndarray:
         if self.sparse is None:
-            x = _getrs(*self.lu, rhs)[0]  # LAPACK directly: lu_solve's checks cost more than the solve
+            x = self._getrs(*self.lu, rhs)[0]  # LAPACK directly: lu_solve's checks cost more than the solve
         else:
             x = kernels.lu_solve_csc(rhs, *self.lu)
         if not np.isfinite(x).all():
@@ -67,6 +70,7 @@ def dependent_columns(A: np.ndarray | None) -> list[int]:
     """Columns that are (numerically) linear combinations of others: the unknowns to blame."""
     if A is None or not np.all(np.isfinite(A)):
         return []
+    import scipy.linalg as sla
     _, r, perm = sla.qr(A, pivoting=True, mode="economic")
     d = np.abs(np.diag(r))
     rank = int(np.sum(d > 1e-10 * max(d.max(), 1e-300)))
@@ -79,6 +83,8 @@ def sparse_analysis(n: int, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray
     to their places in A' (the matrix in that order, CSC), and the patterns of A''s L and U in that
     order. The patterns come from factorizing A''s pattern with random values without pivoting,
     so that no value that happens to be zero now hides a structural nonzero."""
+    import scipy.sparse as sp
+    import scipy.sparse.linalg as spla
     A = sp.csc_matrix((vals, (rows, cols)), shape=(n, n))
     try:
         lu = spla.splu(A, permc_spec="COLAMD", options={"SymmetricMode": False})

@@ -1,6 +1,9 @@
 """Bad model documents: every problem reported at once, with its JSON path and item name."""
 import copy
 
+import pytest
+from pydantic import ValidationError
+
 import multibody
 
 
@@ -143,3 +146,23 @@ def test_user_functions_cannot_be_sent(mini_model):
 def test_not_a_document():
     v = multibody.validate_document([1, 2])
     assert not v.ok and v.problems[0].path == "$"
+
+
+def test_a_document_is_validated_by_a_class_of_its_own_types_with_the_same_result(mini_model):
+    from typing import get_args
+
+    from multibody import schema as S
+    doc = S.document(mini_model)
+    assert isinstance(doc, S.ModelDocument) and type(doc) is not S.ModelDocument  # only the types mini uses
+    objects = get_args(type(doc).model_fields["objects"].annotation)[0]  # Annotated[Union[...], discriminator]
+    assert set(get_args(get_args(objects)[0])) == {S.ObjectGround, S.ObjectRigidBody, S.ObjectJointPrismaticX}
+    assert doc.model_dump() == S.ModelDocument.model_validate(mini_model).model_dump()
+    # problems come from the whole schema: an unknown type, and a bad value in an item of a known type
+    for (kind, i, key), value in ((("nodes", 0, "nodeType"), "RigidBodyEp"), (("objects", 1, "mass"), "1.0")):
+        bad = copy.deepcopy(mini_model)
+        bad[kind][i][key] = value
+        with pytest.raises(ValidationError) as whole:
+            S.ModelDocument.model_validate(bad)
+        with pytest.raises(ValidationError) as found:
+            S.document(bad)
+        assert found.value.errors() == whole.value.errors()
