@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 
 from . import notify
 from .config import Settings
-from .db import get_autocommit_engine, get_sessionmaker
+from .db import get_autocommit_engine, get_engine
 from .models import Job, Model, SweepVariation, utcnow
 from .results import Prepared, insert_after
 
@@ -174,7 +174,7 @@ def _announced(settings: Settings, stmt, durable: bool = True):
     return stmt if durable else _commit_unflushed(stmt)
 
 
-def _recoverable(session: Session, settings: Settings) -> None:
+def _recoverable(session: Session | Connection, settings: Settings) -> None:
     """This transaction's commit does not wait for the WAL to reach the disk, as _announced's not
     `durable`, for transactions of several statements: a big result's finish, a sweep batch's
     claim, heartbeat and stores but its last (store.sweeps)."""
@@ -259,21 +259,20 @@ def finish(settings: Settings, job_id: str, token: str, status: str, *,
         with get_autocommit_engine(settings.database).connect() as conn:
             ours = conn.execute(stmt, {**params, "o_outputs": sweep_outputs,
                                        **(results.after_params() if results is not None else {})}).first() is not None
-    else:
-        with get_sessionmaker(settings.database)() as session:
-            _recoverable(session, settings)
-            rows = session.execute(_finish_update(postgres, solution), params).all()
+    else:  # one transaction on a Core connection (closed uncommitted: rolled back)
+        with get_engine(settings.database).connect() as conn:
+            _recoverable(conn, settings)
+            rows = conn.execute(_finish_update(postgres, solution), params).all()
             if len(rows) != 1:
-                session.rollback()
                 return False
             if not postgres:
                 note = notify.note_text(rows[0]._mapping, solution)
             if results is not None:
-                results.add(session)
+                results.add(conn)
             if sweep_outputs is not None:
-                session.execute(update(SweepVariation).where(SweepVariation.job_id == job_id)
-                                .values(outputs=sweep_outputs))
-            session.commit()
+                conn.execute(update(SweepVariation).where(SweepVariation.job_id == job_id)
+                             .values(outputs=sweep_outputs))
+            conn.commit()
             ours = True
     if ours:
         notify.after_commit(settings, job_id, status, note)

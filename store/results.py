@@ -23,6 +23,7 @@ from typing import IO
 
 import numpy as np
 from sqlalchemy import ARRAY, Integer, LargeBinary, and_, bindparam, func, insert, select, true
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from .config import Settings
@@ -61,7 +62,7 @@ class Prepared:
             return True
         return sum(-(-a.shape[0] // chunk_rows(a.shape[1])) for a in self.arrays) <= ONE_STATEMENT_CHUNKS
 
-    def add(self, session: Session) -> None:
+    def add(self, session: Session | Connection) -> None:
         add_all(session, [self])
 
     def after_params(self) -> dict:
@@ -83,7 +84,7 @@ class Prepared:
             fs.rm(f"{path}/{self.result.path}")
 
 
-def add_all(session: Session, prepared: list[Prepared]) -> None:
+def add_all(session: Session | Connection, prepared: list[Prepared]) -> None:
     """Jobs' results in their finish transaction: the rows in one INSERT, then the chunks of
     those stored in the database, ONE_STATEMENT_CHUNKS to an INSERT (bounded memory for big results).
     Core INSERTs of the tables: the ORM's bulk insert took about half of a small job's finish."""
