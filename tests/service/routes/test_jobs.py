@@ -245,6 +245,22 @@ def test_results_read_ahead_keeps_the_newest_and_not_big_ones(client, run_queued
     assert routes._read_ahead(client.app.state.settings, "anonymous", "0" * 32) is None  # errors: the GET's own
 
 
+def test_results_read_ahead_only_when_no_other_job_is_waited_for(settings):
+    import asyncio
+
+    from service.api.routes.jobs import ReadAhead
+    from service.events import JobWaiters
+    waiters, ahead = JobWaiters(settings), ReadAhead()
+
+    async def check():
+        assert not waiters.others_waited_for("a")
+        with waiters.watch("a"):
+            assert not waiters.others_waited_for("a") and waiters.others_waited_for("b")
+            ahead.start(settings, "anonymous", "b", waiters)  # another client's long poll waits for "a"
+            assert not ahead.items
+    asyncio.run(check())
+
+
 def test_long_poll_gives_the_current_status_after_the_wait(client, mini):
     import time
     job = submit(client, {"model": mini})
