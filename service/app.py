@@ -100,6 +100,7 @@ def create_app(settings: Settings | None = None, embedded_worker: bool = False) 
     app.state.read_rate_limiter = RateLimiter(settings.read_rate_limit_per_minute, "GET requests",
                                               "MBSERVE_READ_RATE_LIMIT_PER_MINUTE")
     app.state.waiters = JobWaiters(settings)
+    app.state.read_ahead = jobs.ReadAhead()
     app.openapi = lambda: app.openapi_schema or _openapi(app)
     errors.install(app)
     web.install(app)

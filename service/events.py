@@ -80,6 +80,11 @@ class JobWaiters:
         if listener:
             listener.stop()
 
+    def others_waited_for(self, job_id: str) -> bool:
+        """Whether a request waits for a job other than this one."""
+        with self.lock:
+            return len(self.waiting) > (job_id in self.waiting)
+
     def changed(self, job_id: str, status: str | None, note: dict | None) -> None:  # the listener's thread
         with self.lock:
             waiters = list(self.waiting.get(job_id, ()))

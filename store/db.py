@@ -49,11 +49,19 @@ def get_sessionmaker(url: str) -> sessionmaker:
 
 
 @lru_cache
+def get_autocommit_engine(url: str) -> Engine:
+    """The engine with its connections in autocommit, each statement its own transaction: no
+    BEGIN and COMMIT/ROLLBACK round trips around work of one statement. Its Core connections
+    (`.connect()`) run a statement without an ORM session's machinery, a third of the CPU of a
+    small job's claim and finish in the worker's pool process. The same pool as get_engine's."""
+    return get_engine(url).execution_options(isolation_level="AUTOCOMMIT")
+
+
+@lru_cache
 def get_autocommit(url: str) -> sessionmaker:
-    """Sessions whose statements each commit themselves, for work of one statement (a job's status,
-    a page of result chunks, a claim): no BEGIN and COMMIT/ROLLBACK round trips around it. The
-    same pool as get_sessionmaker's."""
-    return sessionmaker(get_engine(url).execution_options(isolation_level="AUTOCOMMIT"), expire_on_commit=False)
+    """Sessions on get_autocommit_engine, for one statement that reads ORM objects (a job's
+    status, a download's job and result, a page of result chunks)."""
+    return sessionmaker(get_autocommit_engine(url), expire_on_commit=False)
 
 
 def alembic_config(url: str):

@@ -17,12 +17,13 @@ from functools import lru_cache
 
 from sqlalchemy import Float, and_, bindparam, exists, func, insert, or_, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from . import notify
 from .config import Settings
-from .db import get_autocommit, get_sessionmaker
+from .db import get_autocommit_engine, get_engine
 from .models import Job, Model, SweepVariation, utcnow
 from .results import Prepared, insert_after
 
@@ -149,8 +150,8 @@ def make_durable(settings: Settings, job_id: str) -> None:
     FOR KEY SHARE, which the worker's claim and finish (UPDATEs of other columns) do not wait for,
     as they would for an UPDATE of the row held through the flush."""
     if notify.postgres(settings):
-        with get_autocommit(settings.database)() as session:
-            session.execute(_DURABLE, {"d_id": job_id}).all()
+        with get_autocommit_engine(settings.database).connect() as conn:
+            conn.execute(_DURABLE, {"d_id": job_id}).all()
 
 
 def _commit_unflushed(stmt):
@@ -173,7 +174,7 @@ def _announced(settings: Settings, stmt, durable: bool = True):
     return stmt if durable else _commit_unflushed(stmt)
 
 
-def _recoverable(session: Session, settings: Settings) -> None:
+def _recoverable(session: Session | Connection, settings: Settings) -> None:
     """This transaction's commit does not wait for the WAL to reach the disk, as _announced's not
     `durable`, for transactions of several statements: a big result's finish, a sweep batch's
     claim, heartbeat and stores but its last (store.sweeps)."""
@@ -197,10 +198,10 @@ def _claim_statement(postgres: bool):
     return _commit_unflushed(stmt) if postgres else stmt
 
 
-def claim(session: Session, settings: Settings, job_id: str) -> tuple[Job, str] | None:
+def claim(session: Session | Connection, settings: Settings, job_id: str) -> tuple[Job, str] | None:
     """Take the job for this worker: (job, token), or None when it is finished, canceled or
-    held by a live worker. One statement: UPDATE ... RETURNING (in an autocommit session, as the
-    worker's: one round trip), not durable (see _announced). It notifies nobody: a long poll
+    held by a live worker. One statement: UPDATE ... RETURNING (on an autocommit connection, as
+    the worker's: one round trip), not durable (see _announced). It notifies nobody: a long poll
     waits for the finish, and an event stream hears of the run at its first heartbeat
     (`progress_seconds`); the claim's notification woke the API's listener in the middle of
     every job, ~2 ms of a small job's run on a busy machine (the woken thread took the core)."""
@@ -255,25 +256,23 @@ def finish(settings: Settings, job_id: str, token: str, status: str, *,
     if postgres and (results is None or results.fits_one_statement):
         stmt = _finish_statement(results is not None and results.result.storage == "db", results is not None,
                                  sweep_outputs is not None, solution)
-        with get_autocommit(settings.database)() as session:
-            ours = session.execute(stmt, {**params, "o_outputs": sweep_outputs,
-                                          **(results.after_params() if results is not None else {})}
-                                   ).first() is not None
-    else:
-        with get_sessionmaker(settings.database)() as session:
-            _recoverable(session, settings)
-            rows = session.execute(_finish_update(postgres, solution), params).all()
+        with get_autocommit_engine(settings.database).connect() as conn:
+            ours = conn.execute(stmt, {**params, "o_outputs": sweep_outputs,
+                                       **(results.after_params() if results is not None else {})}).first() is not None
+    else:  # one transaction on a Core connection (closed uncommitted: rolled back)
+        with get_engine(settings.database).connect() as conn:
+            _recoverable(conn, settings)
+            rows = conn.execute(_finish_update(postgres, solution), params).all()
             if len(rows) != 1:
-                session.rollback()
                 return False
             if not postgres:
                 note = notify.note_text(rows[0]._mapping, solution)
             if results is not None:
-                results.add(session)
+                results.add(conn)
             if sweep_outputs is not None:
-                session.execute(update(SweepVariation).where(SweepVariation.job_id == job_id)
-                                .values(outputs=sweep_outputs))
-            session.commit()
+                conn.execute(update(SweepVariation).where(SweepVariation.job_id == job_id)
+                             .values(outputs=sweep_outputs))
+            conn.commit()
             ours = True
     if ours:
         notify.after_commit(settings, job_id, status, note)

@@ -71,8 +71,9 @@ def note_text(row, solution: bool) -> str | None:
 
 
 def read_note(note: dict) -> tuple[dict, bool]:
-    """(the job's columns, whether a solution is stored) of a note."""
-    return {name: datetime.strptime(note[name], NOTE_TIME).replace(tzinfo=UTC) if name.endswith("_at")
+    """(the job's columns, whether a solution is stored) of a note (its times in NOTE_TIME, which
+    fromisoformat reads ~30x faster than strptime, in the event loop)."""
+    return {name: datetime.fromisoformat(note[name]).replace(tzinfo=UTC) if name.endswith("_at")
             and note[name] is not None else note[name] for name in NOTE_COLUMNS}, note["solution"]
 
 

@@ -20,7 +20,7 @@ from multibody.model import LoadedModel, load_model
 from multibody.solvers import run
 from store import design, jobs, queue, sweeps
 from store.config import Settings
-from store.db import get_autocommit, get_sessionmaker
+from store.db import get_autocommit, get_autocommit_engine, get_sessionmaker
 from store.models import Job, Model, Sweep, utcnow
 from store.results import Prepared, prepare, remove_other_attempts
 
@@ -159,8 +159,8 @@ INLINE_SECONDS = 20.0
 def execute(settings: Settings, job_id: str) -> str:
     """Returns what happened: the final status, 'skipped' when the job was not ours to run, or
     'abandoned' when it was canceled or taken over while it ran."""
-    with get_autocommit(settings.database)() as session:  # the claim: one statement, one round trip
-        claimed = jobs.claim(session, settings, job_id)
+    with get_autocommit_engine(settings.database).connect() as conn:  # the claim: one statement, one round trip
+        claimed = jobs.claim(conn, settings, job_id)
     if claimed is None:
         return "skipped"
     job, token = claimed

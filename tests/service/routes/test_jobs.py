@@ -216,6 +216,51 @@ def test_long_poll_answers_from_a_finish_note_that_came_before_it(client, run_qu
     assert status == client.get(f"/v1/jobs/{job['id']}").json()
 
 
+def test_results_read_ahead_after_a_long_poll_are_the_results_once(client, run_queued, mini, monkeypatch):
+    from service.api.routes import jobs as routes
+    reads, finished_result = [], routes.finished_result
+    monkeypatch.setattr(routes, "finished_result", lambda *a: reads.append(a) or finished_result(*a))
+    job = submit(client, {"model": mini})
+    assert run_queued() == ["succeeded"]
+    assert client.get(f"/v1/jobs/{job['id']}", params={"wait": 30}).json()["status"] == "succeeded"
+    ahead = client.get(f"/v1/jobs/{job['id']}/results")  # the long poll's read, no other
+    assert ahead.status_code == 200 and len(reads) == 1
+    again = client.get(f"/v1/jobs/{job['id']}/results")  # read ahead once: now read as ever
+    assert len(reads) == 2 and again.content == ahead.content and again.headers == ahead.headers
+    client.get(f"/v1/jobs/{job['id']}")  # no wait: nothing read ahead
+    assert client.get(f"/v1/jobs/{job['id']}/results", params={"data": False}).status_code == 200
+    assert len(reads) == 3 and not client.app.state.read_ahead.items
+
+
+def test_results_read_ahead_keeps_the_newest_and_not_big_ones(client, run_queued, mini, monkeypatch):
+    from service.api.routes import jobs as routes
+    monkeypatch.setattr(routes.ReadAhead, "KEPT", 2)
+    ids = [submit(client, {"model": mini})["id"] for _ in range(3)]
+    run_queued()
+    for job_id in ids:
+        client.get(f"/v1/jobs/{job_id}", params={"wait": 30})
+    assert [key[0] for key in client.app.state.read_ahead.items] == ids[1:]
+    monkeypatch.setattr(routes.ReadAhead, "BYTES", 100)  # the mini document's floats are more
+    assert routes._read_ahead(client.app.state.settings, "anonymous", ids[0]) is None
+    assert routes._read_ahead(client.app.state.settings, "anonymous", "0" * 32) is None  # errors: the GET's own
+
+
+def test_results_read_ahead_only_when_no_other_job_is_waited_for(settings):
+    import asyncio
+
+    from service.api.routes.jobs import ReadAhead
+    from service.events import JobWaiters
+    waiters, ahead = JobWaiters(settings), ReadAhead()
+
+    async def check():
+        assert not waiters.others_waited_for("a")
+        with waiters.watch("a"):
+            assert not waiters.others_waited_for("a") and waiters.others_waited_for("b")
+            ahead.start(settings, "anonymous", "b", waiters)  # another client's long poll waits for "a"
+            assert not ahead.items
+    asyncio.run(check())
+
+
 def test_long_poll_gives_the_current_status_after_the_wait(client, mini):
     import time
     job = submit(client, {"model": mini})

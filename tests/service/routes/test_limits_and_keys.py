@@ -40,6 +40,7 @@ def test_other_owners_get_404_for_models_jobs_and_results(secured, run_queued, m
     job = client.post("/v1/jobs", json={"modelId": model_id}, headers=auth(keys["alice"])).json()
     run_queued()
     bob = auth(keys["bob"])
+    client.get(f"/v1/jobs/{job['id']}", params={"wait": 5}, headers=auth(keys["alice"]))  # alice's read ahead
     for path in (f"/v1/models/{model_id}", f"/v1/jobs/{job['id']}", f"/v1/jobs/{job['id']}/results"):
         assert client.get(path, headers=bob).status_code == 404
         assert client.get(path, headers=auth(keys["alice"])).status_code == 200
