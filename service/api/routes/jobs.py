@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from typing import Annotated, Literal
 
 import multibody
+import orjson
 from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
@@ -47,13 +48,24 @@ def owned_job(session, owner: str, job_id: str) -> Job:
     return job
 
 
-def _accepted(response: Response, job: Job) -> dict:
-    response.headers["Location"] = f"/v1/jobs/{job.id}"
-    return status_document(job)
+def status_response(doc: dict, status_code: int = 200, headers: dict | None = None) -> Response:
+    """A status document answered as its response model (JobStatus) writes it: its fields in
+    order, `error` as JobError, `progress` a float (a finish's note from PostgreSQL's JSON may
+    carry 1 for 1.0), encoded once by orjson. Through the model, the validation and
+    serialization of the returned dict were ~0.2 ms of the API's CPU per POST and long poll."""
+    error = doc["error"]
+    body = {**doc, "progress": float(doc["progress"]), "statusDetail": doc.get("statusDetail"),
+            "error": None if error is None else {"code": error["code"], "message": error["message"],
+                                                 "detail": error.get("detail")}}
+    return Response(orjson.dumps(body), status_code, headers, media_type="application/json")
+
+
+def _accepted(job: Job) -> Response:
+    return status_response(status_document(job), 202, {"Location": f"/v1/jobs/{job.id}"})
 
 
 @router.post("", status_code=202, response_model=JobStatus, dependencies=[RateLimited])
-def create_job(body: JobCreate, request: Request, response: Response, settings: SettingsDep, owner: OwnerDep,
+def create_job(body: JobCreate, request: Request, settings: SettingsDep, owner: OwnerDep,
                gone: ClientGone, idempotency_key: Annotated[str | None, Header(pattern=KEY_PATTERN)] = None):
     # a session of its own, not SessionDep: a plain `def` dependency's setup and teardown would
     # be two more thread hops of the job's round trip. PostgreSQL: an autocommit Core connection,
@@ -65,12 +77,12 @@ def create_job(body: JobCreate, request: Request, response: Response, settings: 
     waiters = request.app.state.waiters
     if postgres(settings):
         with get_autocommit_engine(settings.database).connect() as conn, Session(conn) as session:
-            return _create_job(session, conn, body, response, settings, owner, gone, idempotency_key, waiters)
+            return _create_job(session, conn, body, settings, owner, gone, idempotency_key, waiters)
     with get_sessionmaker(settings.database)() as session:
-        return _create_job(session, session, body, response, settings, owner, gone, idempotency_key, waiters)
+        return _create_job(session, session, body, settings, owner, gone, idempotency_key, waiters)
 
 
-def _create_job(session: Session, conn: Session | Connection, body: JobCreate, response: Response, settings,
+def _create_job(session: Session, conn: Session | Connection, body: JobCreate, settings,
                 owner: str, gone, idempotency_key: str | None, waiters):
     """`conn` runs the job's statements: the session, or the connection it is bound to."""
     check_json(body.model, settings, "model")
@@ -80,7 +92,7 @@ def _create_job(session: Session, conn: Session | Connection, body: JobCreate, r
     if idempotency_key is not None:
         earlier = session.scalar(select(Job).where(Job.owner == owner, Job.idempotency_key == idempotency_key))
         if earlier is not None:
-            return _same_request(earlier, request_hash, response)
+            return _same_request(earlier, request_hash)
     if (body.model is None) == (body.modelId is None):
         raise ApiError(422, "invalid_request", "give exactly one of modelId and model",
                        [{"path": "$", "message": "exactly one of modelId, model is required"}])
@@ -111,17 +123,17 @@ def _create_job(session: Session, conn: Session | Connection, body: JobCreate, r
         conn.rollback()
         session.rollback()
         earlier = session.scalar(select(Job).where(Job.owner == owner, Job.idempotency_key == idempotency_key))
-        return _same_request(earlier, request_hash, response)
+        return _same_request(earlier, request_hash)
     waiters.add_created(job.id, owner)  # before its message: its finish note is kept for the long poll
     with jobs.made_durable(settings, job.id):  # before the client hears of the job; meanwhile a worker may start it
         queue.dispatch(settings, conn, [job.id])
-    return _accepted(response, job)
+    return _accepted(job)
 
 
-def _same_request(job: Job, request_hash: str, response: Response) -> dict:
+def _same_request(job: Job, request_hash: str) -> Response:
     if job.request_hash != request_hash:
         raise ApiError(409, "idempotency_conflict", "this Idempotency-Key was used with a different request")
-    return _accepted(response, job)
+    return _accepted(job)
 
 
 @router.get("", response_model=JobList)
@@ -200,7 +212,7 @@ async def get_job(job_id: str, request: Request, settings: SettingsDep, owner: O
             break
     if wait > 0 and "results" in doc["links"]:  # the client's next request, most likely
         request.app.state.read_ahead.start(settings, owner, job_id, request.app.state.waiters)
-    return doc
+    return status_response(doc)
 
 
 @router.get("/{job_id}/events", responses={200: {"content": {"text/event-stream": {"schema": {"type": "string"}}},
