@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import secrets
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from functools import lru_cache
+from select import select as wait_io
 
 from sqlalchemy import Float, and_, bindparam, exists, func, insert, or_, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -28,6 +32,9 @@ from .models import Job, Model, SweepVariation, utcnow
 from .results import Prepared, insert_after
 
 FINISHED = ("succeeded", "failed", "canceled")
+
+
+_JOB_ID = re.compile(r"[0-9a-f]{32}")
 
 
 def new_job_id() -> str:
@@ -100,21 +107,22 @@ _NEW_JOB_COLUMNS = ("id", "owner", "model_id", "settings_overrides", "status", "
                     "dispatched_at", "idempotency_key", "request_hash")
 
 
-def create_job(session: Session, owner: str, model_id: str, overrides: dict | None,
+def create_job(session: Session | Connection, owner: str, model_id: str, overrides: dict | None,
                idempotency_key: str | None = None, request_hash: str | None = None, *,
                model: dict | None = None, durable: bool = True) -> Job:
     """A queued job, committed, with `model` (model_row's columns) stored when it is not yet:
     on PostgreSQL one statement (the model's INSERT ... ON CONFLICT DO NOTHING as a CTE), so in
     an autocommit session one round trip and one commit. Not `durable` (PostgreSQL): the commit
-    does not wait for the disk, and the caller sends the job's message and then calls
-    `make_durable` before it answers: the flush (~4 ms here) overlaps the message and the
-    worker's start instead of preceding them."""
+    does not wait for the disk, and the caller sends the job's message inside `made_durable`
+    before it answers: the flush (~4 ms here) overlaps the message and the worker's start
+    instead of preceding them."""
     now = utcnow()
     # dispatched_at is set now, in the same commit, as the caller sends the message next
     values = dict(id=new_job_id(), owner=owner, model_id=model_id, settings_overrides=overrides,
                   status="queued", progress=0.0, attempts=0, created_at=now, dispatched_at=now,
                   idempotency_key=idempotency_key, request_hash=request_hash)
-    if session.get_bind().dialect.name == "postgresql":
+    dialect = session.dialect if isinstance(session, Connection) else session.get_bind().dialect
+    if dialect.name == "postgresql":
         params = {f"j_{k}": v for k, v in values.items()}
         if model is not None:
             params |= {f"m_{k}": v for k, v in model.items()} | {"m_created_at": now}
@@ -140,18 +148,43 @@ def _pg_create_statement(with_model: bool, durable: bool):
     return job if durable else _commit_unflushed(job)
 
 
-_DURABLE = select(Job.id).where(Job.id == bindparam("d_id")).with_for_update(read=True, key_share=True)
+# the durable write's statement, sent on the driver's connection (psycopg's libpq wrapper: a
+# query sent now, its answer read later) in the simple query protocol, which commits it by itself
+_DURABLE_SQL = f"SELECT id FROM {_JOBS.name} WHERE id = '{{}}' FOR KEY SHARE"
 
 
-def make_durable(settings: Settings, job_id: str) -> None:
-    """Returns when the job's row, and every commit before, is on the disk (PostgreSQL): a durable
-    commit waits for the WAL's flush up to its own record, past theirs. Its transaction must
-    write to the WAL (one that writes nothing commits without a flush): it locks the job's row
-    FOR KEY SHARE, which the worker's claim and finish (UPDATEs of other columns) do not wait for,
-    as they would for an UPDATE of the row held through the flush."""
-    if notify.postgres(settings):
-        with get_autocommit_engine(settings.database).connect() as conn:
-            conn.execute(_DURABLE, {"d_id": job_id}).all()
+@contextmanager
+def made_durable(settings: Settings, job_id: str) -> Iterator[None]:
+    """Returns from its block when the job's row, and every commit before, is on the disk
+    (PostgreSQL): a durable commit waits for the WAL's flush up to its own record, past theirs.
+    Its statement is sent as the block starts and its answer awaited as it ends, so the flush
+    (0.3-6 ms on the development machine) overlaps the block (the job's message). Its
+    transaction must write to the WAL (one that writes nothing commits without a flush): it
+    locks the job's row FOR KEY SHARE, which the worker's claim and finish (UPDATEs of other
+    columns) do not wait for, as they would for an UPDATE of the row held through the flush."""
+    if not notify.postgres(settings):
+        yield
+        return
+    from psycopg import OperationalError, pq
+    assert _JOB_ID.fullmatch(job_id)  # in the statement's text: an id of new_job_id's form only
+    with get_autocommit_engine(settings.database).connect() as conn:
+        pg = conn.connection.driver_connection.pgconn
+        pg.send_query(_DURABLE_SQL.format(job_id).encode())
+        while pg.flush():  # a non-blocking connection: the rest once the socket takes it
+            wait_io([], [pg.socket], [])
+        try:
+            yield
+        finally:  # its answer read even when the block raised: the connection goes back to the pool idle
+            pg.consume_input()
+            while pg.is_busy():
+                wait_io([pg.socket], [], [])
+                pg.consume_input()
+            failed = None
+            while (result := pg.get_result()) is not None:
+                if result.status not in (pq.ExecStatus.TUPLES_OK, pq.ExecStatus.COMMAND_OK):
+                    failed = result.error_message.decode(errors="replace")
+        if failed is not None:
+            raise OperationalError(f"the job's durable write failed: {failed}")
 
 
 def _commit_unflushed(stmt):

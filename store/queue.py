@@ -6,7 +6,7 @@ import logging
 from functools import lru_cache
 
 from celery import Celery
-from sqlalchemy import update
+from sqlalchemy import Connection, update
 from sqlalchemy.orm import Session
 
 from . import fsbroker  # noqa: F401  registers the 'mbfs' transport alias
@@ -53,7 +53,7 @@ def get_celery(settings: Settings) -> Celery:
     return app
 
 
-def dispatch(settings: Settings, session: Session, job_ids: list[str]) -> None:
+def dispatch(settings: Settings, session: Session | Connection, job_ids: list[str]) -> None:
     """Send the wake-up messages. A failure is logged, not raised: the job is recorded, and the
     reconciler sends it again (soon, as dispatched_at is cleared)."""
     app = get_celery(settings)
