@@ -184,6 +184,28 @@ CARTESIAN = {"objectType": "ConnectorCartesianSpringDamper", "stiffness": [500.0
 SPRING = {"objectType": "ConnectorSpringDamper", "stiffness": 500.0, "damping": 2.0, "referenceLength": 1.0}
 
 
+def ancf_cable(n: int = 8) -> dict:
+    """A cable pendulum of n ANCFCable2D elements (2 m, steel-like wire), pinned at its first node, falling from
+    the horizontal under gravity on its nodes (issue 13's flexible family)."""
+    h = 2.0 / n
+    return {
+        "nodes": [{"nodeType": "PointGround"}]
+        + [{"nodeType": "Point2DSlope1", "referenceCoordinates": [k * h, 0.0, 1.0, 0.0]} for k in range(n + 1)],
+        "objects": [{"objectType": "ANCFCable2D", "nodeNumbers": [k + 1, k + 2], "length": h, "massPerLength": 0.1,
+                     "bendingStiffness": 2.0, "axialStiffness": 1e4, "bendingDamping": 0.01} for k in range(n)]
+        + [{"objectType": "ConnectorCoordinate", "markerNumbers": [0, c]} for c in (1, 2)],
+        "markers": [{"markerType": "NodeCoordinate", "nodeNumber": 0, "coordinate": 0}]
+        + [{"markerType": "NodeCoordinate", "nodeNumber": 1, "coordinate": c} for c in (0, 1)]
+        + [{"markerType": "NodePosition", "nodeNumber": k + 1} for k in range(n + 1)],
+        "loads": [{"loadType": "ForceVector", "markerNumber": 3 + k, "loadVector": [0, -9.81 * 0.1 * h, 0]}
+                  for k in range(n + 1)],
+        "sensors": [{"sensorType": "Node", "nodeNumber": n + 1, "outputVariableType": "Position"}],
+        "simulationSettings": {"timeIntegration": {"endTime": 1.0, "numberOfSteps": 1000},
+                               "solution": {"sensors": {"writePeriod": 0.01}}},
+        "solve": {"type": "Dynamic", "solverType": "GeneralizedAlpha"},
+    }
+
+
 def user_function_load() -> dict:
     """mass_point(SPRING) with a force F_y = 5 sin(10 t) given as a user-function expression."""
     doc = mass_point(SPRING)
@@ -209,6 +231,7 @@ MODELS = {  # name: model document, or a function making one
     "rotvec_top": rotvec_top,
     "sphere_contact": sphere_contact,
     "generic_ode2_chain": generic_ode2_chain,
+    "ancf_cable": ancf_cable,
     "chain_1": EXAMPLES / "chain_1" / "model.json",
     "chain_10": EXAMPLES / "chain_10" / "model.json",
     "chain_50": EXAMPLES / "chain_50" / "model.json",

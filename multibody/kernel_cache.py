@@ -36,8 +36,8 @@ LOCK_NAME = "mbserve-compile.lock"
 _BODY = {"nodeType": "RigidBodyEP", "referenceCoordinates": [0, 0, 0, 1, 0, 0, 0],
          "initialCoordinates": [0.1, 0, 0, 0, 0, 0, 0]}
 WARM_UP_MODEL = {  # one body on a slider with a spring, a torsional and a 6x6 spring, a point on a rod, a rolling
-    # disc, free bodies on Tait-Bryan angles and on a rotation vector (Lie group updates), gravitation, a beam: the
-    # kernels of the common path and those of the item types with kernels of their own (items/README.md)
+    # disc, free bodies on Tait-Bryan angles and on a rotation vector (Lie group updates), gravitation, a beam, a
+    # cable: the kernels of the common path and those of the item types with kernels of their own (items/README.md)
     "nodes": [_BODY, {"nodeType": "Point", "referenceCoordinates": [0, -1, 0], "initialVelocities": [0.1, 0, 0]},
               {"nodeType": "RigidBodyEP", "referenceCoordinates": [0, 2, 0.5, 1, 0, 0, 0]},
               {"nodeType": "RigidBodyRxyz", "referenceCoordinates": [0, -2, 0, 0.1, 0.2, 0.3],
@@ -45,7 +45,9 @@ WARM_UP_MODEL = {  # one body on a slider with a spring, a torsional and a 6x6 s
               {"nodeType": "RigidBodyRotVecLG", "referenceCoordinates": [0, -3, 0, 0.1, 0.2, 0.3],
                "initialVelocities": [0, 0, 0, 1, 2, 3]},
               {"nodeType": "RigidBody2D", "referenceCoordinates": [0, -5, 0]},
-              {"nodeType": "RigidBody2D", "referenceCoordinates": [1, -5, 0], "initialVelocities": [0, 1, 0]}],
+              {"nodeType": "RigidBody2D", "referenceCoordinates": [1, -5, 0], "initialVelocities": [0, 1, 0]},
+              {"nodeType": "Point2DSlope1", "referenceCoordinates": [0, -7, 1, 0]},
+              {"nodeType": "Point2DSlope1", "referenceCoordinates": [1, -7, 1, 0], "initialVelocities": [0, 1, 0, 1]}],
     "objects": [{"objectType": "Ground"},
                 {"objectType": "RigidBody", "nodeNumber": 0, "mass": 1.0, "inertia": [1e-3, 1e-3, 1e-3, 0, 0, 0]},
                 {"objectType": "JointPrismaticX", "markerNumbers": [0, 1], "name": "slider"},
@@ -66,7 +68,9 @@ WARM_UP_MODEL = {  # one body on a slider with a spring, a torsional and a 6x6 s
                  "mass1": 1.0},
                 {"objectType": "BeamGeometricallyExact2D", "nodeNumbers": [5, 6], "length": 1.0, "massPerLength": 1.0,
                  "crossSectionInertia": 1e-3, "bendingStiffness": 10.0, "axialStiffness": 100.0,
-                 "shearStiffness": 100.0, "axialDamping": 0.1}],
+                 "shearStiffness": 100.0, "axialDamping": 0.1},
+                {"objectType": "ANCFCable2D", "nodeNumbers": [7, 8], "length": 1.0, "massPerLength": 1.0,
+                 "bendingStiffness": 1.0, "axialStiffness": 100.0, "bendingDamping": 0.01, "axialDamping": 0.1}],
     "markers": [{"markerType": "BodyRigid", "bodyNumber": 0}, {"markerType": "BodyRigid", "bodyNumber": 1},
                 {"markerType": "BodyPosition", "bodyNumber": 0}, {"markerType": "BodyPosition", "bodyNumber": 1},
                 {"markerType": "NodePosition", "nodeNumber": 1}, {"markerType": "BodyRigid", "bodyNumber": 8}],
@@ -75,7 +79,9 @@ WARM_UP_MODEL = {  # one body on a slider with a spring, a torsional and a 6x6 s
                 {"sensorType": "Object", "objectNumber": 4, "outputVariableType": "TorqueLocal"},
                 {"sensorType": "Object", "objectNumber": 7, "outputVariableType": "ForceLocal"},
                 {"sensorType": "Object", "objectNumber": 12, "outputVariableType": "Force"},
-                {"sensorType": "Body", "bodyNumber": 13, "outputVariableType": "ForceLocal"}],
+                {"sensorType": "Body", "bodyNumber": 13, "outputVariableType": "ForceLocal"},
+                {"sensorType": "Body", "bodyNumber": 14, "outputVariableType": "TorqueLocal",
+                 "localPosition": [0.5, 0, 0]}],
     "simulationSettings": {"timeIntegration": {"endTime": 0.01, "numberOfSteps": 2}},
 }
 

@@ -39,8 +39,9 @@ LOAD_MARKERS = {
 _RIGID_NODES = {"RigidBodyEP", "RigidBodyRxyz", "RigidBodyRotVecLG", "RigidBody2D"}
 # marker type -> nodes (NodeRigid on a ground point: Exudyn's fixed frame, its rotation the identity)
 MARKER_NODES = {"NodeRigid": _RIGID_NODES | {"PointGround"},
-                "NodePosition": _RIGID_NODES | {"Point", "PointGround", "Point2D"},
-                "NodeCoordinate": _RIGID_NODES | {"Point", "PointGround", "Point2D", "GenericODE2", "1D"}}
+                "NodePosition": _RIGID_NODES | {"Point", "PointGround", "Point2D", "Point2DSlope1"},
+                "NodeCoordinate": _RIGID_NODES | {"Point", "PointGround", "Point2D", "Point2DSlope1", "GenericODE2",
+                                                  "1D"}}
 USER_FUNCTION_FIELDS = ("loadVectorUserFunction", "loadUserFunction", "springForceUserFunction")
 
 

@@ -60,6 +60,8 @@ OUTPUT_VARIABLES: dict[str, dict[str, tuple[str, ...]]] = {  # list -> item type
               "RigidBodyRotVecLG": ROTVEC_NODE_OUTPUTS, "Point": POINT_NODE_OUTPUTS,
               "PointGround": POINT_GROUND_OUTPUTS,
               "RigidBody2D": NODE_2D_OUTPUTS, "Point2D": POINT_2D_NODE_OUTPUTS,
+              "Point2DSlope1": ("Position", "Displacement", "Velocity", "Acceleration", "Coordinates",
+                                "Coordinates_t", "Coordinates_tt", "CoordinatesTotal"),
               "GenericODE2": ("Coordinates", "Coordinates_t", "Coordinates_tt"), "GenericData": (),
               "1D": ("Coordinates", "Coordinates_t", "Coordinates_tt", "CoordinatesTotal")},
     "objects": OBJECT_OUTPUTS,

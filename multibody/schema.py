@@ -193,6 +193,17 @@ class NodePoint2D(Item):
     """velocity [vx, vy] at startTime"""
 
 
+class NodePoint2DSlope1(Item):
+    """A planar ANCF node: a position [x, y] and the slope r' = ∂r/∂x along the cable's axis (ANCFCable2D)."""
+    nodeType: Literal["Point2DSlope1"]
+    referenceCoordinates: Vector4 = Field(default_factory=lambda: [0.0, 0.0, 1.0, 0.0])
+    """[x, y, r'x, r'y] reference position and slope (a straight cable along x: slope [1, 0])"""
+    initialCoordinates: Vector4 = Field(default_factory=lambda: [0.0] * 4)
+    """displacements of [x, y, r'x, r'y] at startTime, added to the reference"""
+    initialVelocities: Vector4 = Field(default_factory=lambda: [0.0] * 4)
+    """their rates at startTime"""
+
+
 class NodeGenericODE2(Item):
     """n second-order coordinates without a position or rotation (ObjectGenericODE2 gives them M, K, D;
     NodeCoordinate markers, CoordinateSpringDampers and ConnectorCoordinates act on them)."""
@@ -263,7 +274,7 @@ class NodeGenericData(Item):
 
 
 NODE_COORDINATES = {"RigidBodyEP": 7, "RigidBodyRxyz": 6, "RigidBodyRotVecLG": 6, "RigidBody2D": 3, "Point": 3,
-                    "PointGround": 0, "Point2D": 2, "GenericData": 0,
+                    "PointGround": 0, "Point2D": 2, "Point2DSlope1": 4, "GenericData": 0,
                     "1D": 1}  # ODE2 coordinates of the node types with a fixed number
 
 
@@ -273,7 +284,7 @@ def node_coordinates(node) -> int:
 
 
 Node = Annotated[Union[NodeRigidBodyEP, NodeRigidBodyRxyz, NodeRigidBodyRotVecLG, NodePoint, NodePointGround,
-                       NodeRigidBody2D, NodePoint2D, NodeGenericODE2, NodeGenericData, Node1D],
+                       NodeRigidBody2D, NodePoint2D, NodePoint2DSlope1, NodeGenericODE2, NodeGenericData, Node1D],
                  Field(discriminator="nodeType")]
 
 

@@ -103,6 +103,10 @@ class System:
                 self.fpos_ref[i] = [*node.referenceCoordinates[:2], 0.0]
                 self.ftheta_ref[i] = [node.referenceCoordinates[2], 0.0, 0.0, 0.0]
                 continue
+            if node.nodeType == "Point2DSlope1":  # x, y, r'x, r'y: a frame on x, y, the slope is no rotation
+                self.fcols[i, :2] = self.node_offset[i] + np.arange(2)
+                self.fpos_ref[i, :2] = node.referenceCoordinates[:2]
+                continue
             self.fcols[i, :n] = self.node_offset[i] + np.arange(n)
             position = node.referenceCoordinates[:3]
             self.fpos_ref[i, :len(position)] = position  # a Point2D node: z = 0

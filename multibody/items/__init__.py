@@ -17,7 +17,7 @@ from typing import Callable
 
 from .. import kernels as K
 from .. import schema as S
-from . import (beam_2d, bodies, connector_distance, connector_gravity, contact_sphere_sphere, contact_sphere_triangle,
+from . import (ancf_cable_2d, beam_2d, bodies, connector_distance, connector_gravity, contact_sphere_sphere, contact_sphere_triangle,
                coordinate_connectors, generic_ode2, joint_generic, joint_prismatic_2d, joint_prismatic_x,
                joint_revolute_2d, joint_revolute_z, joint_rolling_disc, onedim, rigid_body_spring_damper,
                rolling_disc_penalty, spring_damper, torsional_spring_damper)
@@ -27,7 +27,7 @@ from .declaration import MARKER_KINDS, ItemType
 MODULES = [bodies, joint_prismatic_x, joint_revolute_z, joint_generic, joint_revolute_2d, joint_prismatic_2d,
            spring_damper, coordinate_connectors, torsional_spring_damper, connector_distance,
            rigid_body_spring_damper, joint_rolling_disc, generic_ode2, connector_gravity, rolling_disc_penalty,
-           contact_sphere_sphere, beam_2d, onedim, contact_sphere_triangle]
+           contact_sphere_sphere, beam_2d, onedim, contact_sphere_triangle, ancf_cable_2d]
 OBJECT_TYPES: dict[str, ItemType] = {}  # objectType -> its declaration, in the order of MODULES
 
 
