@@ -43,6 +43,6 @@ def test_the_registries_are_derived_from_the_declarations():
     assert {t: v for t, v in outputs.OUTPUT_VARIABLES["objects"].items()} == {t: d.outputs for t, d in decl.items()}
     assert model.CONNECTOR_MARKERS["JointSpherical"][0] == {"BodyRigid", "BodyPosition", "NodeRigid", "NodePosition"}
     assert outputs.body_types() == {"Ground", "RigidBody", "MassPoint", "RigidBody2D", "MassPoint2D", "GenericODE2",
-                                   "BeamGeometricallyExact2D", "Mass1D", "RotationalMass1D"}
+                                   "BeamGeometricallyExact2D", "Mass1D", "RotationalMass1D", "ANCFCable2D"}
     assert model.MARKER_BODIES["BodyMass"] == {"RigidBody", "MassPoint", "RigidBody2D", "MassPoint2D", "Mass1D"}
     assert capabilities.EXPLICIT_RULES["ConnectorCoordinate"] == "eliminate"
