@@ -247,10 +247,7 @@ class Cables2D(CompiledForces):
 
     def __init__(self, system):
         super().__init__(system)
-        ref = system.loaded.ref
-        nodes = np.array([ref("objects", i, "nodeNumbers") for i in self.objects], dtype=np.int64).reshape(-1, 2)
-        self.cols = np.ascontiguousarray((system.node_offset[nodes][:, :, None] + np.arange(4)).reshape(-1, 8),
-                                         dtype=np.int64)
+        self.cols = self.node_columns(4)
         q_ref = np.ascontiguousarray(system.q_ref[self.cols]) if self.size else np.zeros((0, 8))
         L = self.param("length")
         rules = [(*RULES[o.useReducedOrderIntegration],) for o in self.items]
@@ -284,21 +281,16 @@ class Cables2D(CompiledForces):
 
     def mass_triplets(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(rows, columns, values) of the constant mass matrices ρA Σ w SᵀS (4 Gauss points), zeros dropped."""
-        rows, cols, vals = [], [], []
         s, sx, sxx = np.empty(4), np.empty(4), np.empty(4)
+        blocks = np.zeros((self.size, 8, 8))
         for k, o in enumerate(self.items):
             L = o.length
             block = np.zeros((4, 4))
             for xi, w in zip(*_GAUSS[4]):
                 shape(0.5 * L * (xi + 1.0), L, s, sx, sxx)
                 block += 0.5 * L * w * o.massPerLength * np.outer(s, s)
-            full = np.kron(block, np.eye(2))  # coordinates interleave x, y per shape function
-            c = self.cols[k]
-            rows.append(np.repeat(c, 8)); cols.append(np.tile(c, 8)); vals.append(full.ravel())
-        r, c, v = (np.concatenate(x) if x else np.zeros(0, t) for x, t in ((rows, np.int64), (cols, np.int64),
-                                                                          (vals, float)))
-        keep = v != 0.0
-        return r[keep], c[keep], v[keep]
+            blocks[k] = np.kron(block, np.eye(2))  # coordinates interleave x, y per shape function
+        return self.block_triplets(blocks)
 
     def output(self, kin, k: int, var: str, local=None):
         """Over sensor rows at the sensor's localPosition (x along the axis in [0, L], y across)."""

@@ -183,10 +183,7 @@ class Beams2D(CompiledForces):
 
     def __init__(self, system):
         super().__init__(system)
-        ref = system.loaded.ref
-        nodes = np.array([ref("objects", i, "nodeNumbers") for i in self.objects], dtype=np.int64).reshape(-1, 2)
-        self.cols = np.ascontiguousarray((system.node_offset[nodes][:, :, None] + np.arange(3)).reshape(-1, 6),
-                                         dtype=np.int64)
+        self.cols = self.node_columns(3)
         q_ref = system.q_ref[self.cols] if self.size else np.zeros((0, 6))
         slope = np.arctan2(q_ref[:, 4] - q_ref[:, 1], q_ref[:, 3] - q_ref[:, 0])  # SV_x·r_ref, up to the factor 1/L
         own = np.array([o.includeReferenceRotations for o in self.items], dtype=bool)
@@ -201,16 +198,11 @@ class Beams2D(CompiledForces):
         L = self.param("length")
         per = np.stack([self.param("massPerLength"), self.param("massPerLength"), self.param("crossSectionInertia")],
                        axis=1) * L[:, None] / 6.0  # (n, 3): x, y, θ
-        block = np.array([[2.0, 1.0], [1.0, 2.0]])
-        rows, cols, vals = [], [], []
-        for k in range(self.size):
-            for j in range(3):
-                c = self.cols[k, [j, 3 + j]]
-                rows.append(np.repeat(c, 2)); cols.append(np.tile(c, 2)); vals.append((per[k, j] * block).ravel())
-        r, c, v = (np.concatenate(x) if x else np.zeros(0, t) for x, t in ((rows, np.int64), (cols, np.int64),
-                                                                          (vals, float)))
-        keep = v != 0.0
-        return r[keep], c[keep], v[keep]
+        # coordinate j of the first node pairs with j of the second: x, y, θ each per·[[2, 1], [1, 2]]
+        blocks = np.zeros((self.size, 2, 3, 2, 3))
+        for j in range(3):
+            blocks[:, :, j, :, j] = per[:, j, None, None] * np.array([[2.0, 1.0], [1.0, 2.0]])
+        return self.block_triplets(blocks)
 
     def output(self, kin, k: int, var: str, local=None):
         """Over sensor rows at the sensor's localPosition (x along the axis in [-L/2, L/2], y across)."""

@@ -55,6 +55,22 @@ class CompiledConstraints(CompiledGroup):
 
 
 class CompiledForces(CompiledGroup):
+    def node_columns(self, per_node: int) -> np.ndarray:
+        """(n, 2·per_node) a two-node body's coordinates: the first per_node of each of its nodeNumbers."""
+        ref, offset = self.system.loaded.ref, self.system.node_offset
+        nodes = np.array([ref("objects", i, "nodeNumbers") for i in self.objects], dtype=np.int64).reshape(-1, 2)
+        return np.ascontiguousarray((offset[nodes][:, :, None] + np.arange(per_node)).reshape(-1, 2 * per_node),
+                                    dtype=np.int64)
+
+    def block_triplets(self, blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(rows, columns, values) of a constant matrix block (n, k, k) per item on its cols (n, k), item by item,
+        zeros dropped (mass_triplets of a body with a constant mass matrix)."""
+        k = self.cols.shape[1]
+        rows, cols = np.repeat(self.cols, k, axis=1).ravel(), np.tile(self.cols, (1, k)).ravel()
+        values = np.asarray(blocks, float).reshape(-1)
+        keep = values != 0.0
+        return rows[keep], cols[keep], values[keep]
+
     def generalized(self, kin) -> np.ndarray:
         F = np.zeros(self.cols.shape)
         self.KERNELS.evaluate(self.data, kin.arrays(), F)
